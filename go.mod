@@ -1,0 +1,10 @@
+module github.com/claude-sandbox/claude-sandbox
+
+go 1.26.8
+
+require (
+	github.com/rogpeppe/go-internal v1.16.0
+	golang.org/x/sys v0.50.0
+)
+
+require golang.org/x/tools v0.26.0 // indirect

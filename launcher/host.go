@@ -1,0 +1,116 @@
+// Package launcher starts Claude Code inside the sandbox: it gathers the facts
+// of this launch from the kernel and the passwd database (never from the
+// caller's environment), asks package sandbox for the plan, hands bwrap its
+// argv and seccomp filter through file descriptors, and supervises it.
+package launcher
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// BwrapPaths are the only places bwrap is looked for: never the caller's PATH.
+var BwrapPaths = []string{"/usr/bin/bwrap", "/bin/bwrap"}
+
+// Paths are the product's fixed files. The launcher uses Default; tests point
+// them at temporary files.
+type Paths struct {
+	Conf       string
+	RealBinary string
+	Passwd     string
+	Masks      []string // nil: every sandbox.MaskedDirs entry that exists here
+}
+
+// Default are the installed locations.
+var Default = Paths{Conf: sandbox.ConfPath, RealBinary: sandbox.RealBinary, Passwd: "/etc/passwd"}
+
+// FindBwrap returns the absolute path of bwrap, or an error with the fix.
+func FindBwrap() (string, error) {
+	for _, p := range BwrapPaths {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("bubblewrap is not installed (looked for %s); install it (apt-get install bubblewrap, apk add bubblewrap, dnf install bubblewrap) or run `sudo claude-sandbox install`", strings.Join(BwrapPaths, ", "))
+}
+
+// LoadConf reads the conf; a missing file means the defaults.
+func LoadConf(path string) (*sandbox.Conf, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &sandbox.Conf{Source: path}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	return sandbox.ParseConf(path, f)
+}
+
+// Facts gathers what the policy needs about this launch.
+func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
+	u, err := passwdEntry(p.Passwd, os.Getuid())
+	if err != nil {
+		return sandbox.Launch{}, err
+	}
+	cwd, err := unix.Getwd()
+	if err != nil {
+		return sandbox.Launch{}, fmt.Errorf("cannot read the working directory: %v", err)
+	}
+	home := u.home
+	if resolved, err := filepath.EvalSymlinks(home); err == nil {
+		home = resolved
+	}
+	shell := u.shell
+	if shell == "" || !filepath.IsAbs(shell) {
+		shell = "/bin/sh"
+	}
+	l := sandbox.Launch{User: u.name, Home: home, Shell: shell, Cwd: cwd, Environ: environ, Args: args, RealBinary: p.RealBinary, Masks: p.Masks}
+	if l.Masks == nil {
+		for _, d := range sandbox.MaskedDirs {
+			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+				l.Masks = append(l.Masks, d)
+			}
+		}
+		// DNS keeps working when resolv.conf is a link into /run (systemd-resolved).
+		if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && target != "/etc/resolv.conf" {
+			for _, d := range l.Masks {
+				if strings.HasPrefix(target, d+"/") {
+					l.Keep = append(l.Keep, target)
+					break
+				}
+			}
+		}
+	}
+	return l, nil
+}
+
+type passwd struct{ name, home, shell string }
+
+// passwdEntry reads /etc/passwd directly: os/user without cgo falls back to
+// $HOME and $USER, which the caller controls.
+func passwdEntry(path string, uid int) (passwd, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return passwd{}, fmt.Errorf("cannot read %s: %v", path, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), ":")
+		if len(fields) < 7 || fields[2] != strconv.Itoa(uid) {
+			continue
+		}
+		return passwd{name: fields[0], home: fields[5], shell: fields[6]}, nil
+	}
+	return passwd{}, fmt.Errorf("uid %d has no entry in %s; the sandbox needs a named user with a home directory", uid, path)
+}

@@ -1,0 +1,255 @@
+package launcher
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/claude-sandbox/claude-sandbox/doctor"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// ExitRefused is the status when the launcher refuses to start or the
+// sandbox cannot be set up. Claude never runs in that case.
+const ExitRefused = 125
+
+// Run is the `claude` command. It never runs Claude outside a sandbox: every
+// error ends the launch.
+func Run(p Paths, args, environ []string, stderr io.Writer) int {
+	closeInherited()
+	if Inside() {
+		// A nested claude (from a hook or a skill) is already confined; the
+		// marker cannot exist outside, so this is not a way around the sandbox.
+		argv := append([]string{"claude", "--no-chrome"}, sandbox.ClaudeArgs(args)...)
+		err := unix.Exec(p.RealBinary, argv, environ)
+		fmt.Fprintf(stderr, "claude-sandbox: cannot run %s inside the sandbox: %v\n", p.RealBinary, err)
+		return ExitRefused
+	}
+	code, err := launch(p, args, environ, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox: %v\n", err)
+		return ExitRefused
+	}
+	return code
+}
+
+// Inside reports whether this process runs inside a claude-sandbox. The marker
+// lives on the sandbox's private /run; outside, only root can create it.
+func Inside() bool {
+	fi, err := os.Lstat(sandbox.InsideMarker)
+	return err == nil && fi.IsDir()
+}
+
+// Prepared is a checked launch: where bwrap is, the facts, and the plan.
+type Prepared struct {
+	Bwrap  string
+	Launch sandbox.Launch
+	Plan   *sandbox.Plan
+}
+
+// Prepare checks everything a launch needs and returns the plan, without
+// changing anything. `claude-sandbox argv` prints what it returns.
+func Prepare(p Paths, args, environ []string) (*Prepared, error) {
+	bwrap, err := FindBwrap()
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(p.RealBinary); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return nil, fmt.Errorf("the real Claude Code binary is missing or not executable at %s; run `sudo claude-sandbox install`", p.RealBinary)
+	}
+	c, err := LoadConf(p.Conf)
+	if err != nil {
+		return nil, err
+	}
+	s, err := sandbox.ParseSessionEnv(environ)
+	if err != nil {
+		return nil, err
+	}
+	l, err := Facts(p, environ, args)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := sandbox.Build(c, s, l)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{Bwrap: bwrap, Launch: l, Plan: plan}, nil
+}
+
+func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
+	first, err := Prepare(p, args, environ) // refuses before anything changes
+	if err != nil {
+		return 0, err
+	}
+	if err := prepareHome(first.Launch.Home); err != nil {
+		return 0, err
+	}
+	lock, err := lockWorkspace(first.Plan.Workspace, first.Launch.Home, stderr)
+	if err != nil {
+		return 0, err
+	}
+	defer lock.release(stderr)
+	// The lock may have removed stubs a crashed session left: plan again.
+	pr, err := Prepare(p, args, environ)
+	if err != nil {
+		return 0, err
+	}
+	if err := lock.record(pr.Plan.Stubs); err != nil {
+		return 0, err
+	}
+	return supervise(pr.Bwrap, pr.Plan, stderr)
+}
+
+// supervise starts bwrap with an empty environment and its inputs on file
+// descriptors, waits for it, and returns Claude's exit status.
+func supervise(bwrap string, plan *sandbox.Plan, stderr io.Writer) (int, error) {
+	argsFile, err := memfd("claude-sandbox-args", []byte(strings.Join(plan.Args, "\x00")+"\x00"))
+	if err != nil {
+		return 0, err
+	}
+	defer argsFile.Close()
+	seccompFile, err := memfd("claude-sandbox-seccomp", sandbox.SeccompProgram())
+	if err != nil {
+		return 0, err
+	}
+	defer seccompFile.Close()
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer statusR.Close()
+	files := []*os.File{argsFile, seccompFile, statusW}
+	for i := 0; i < plan.DataFDs; i++ {
+		f, err := memfd("claude-sandbox-stub", nil)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		files = append(files, f)
+	}
+	cmd := &exec.Cmd{
+		Path:       bwrap,
+		Args:       append([]string{"bwrap", "--args", fmt.Sprint(sandbox.ArgsFD), "--"}, plan.Command...),
+		Env:        []string{}, // nothing for /proc/1/environ to show
+		Stdin:      os.Stdin,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		ExtraFiles: files,
+	}
+	// The terminal sends ^C and ^\ to Claude too; the launcher outlives them
+	// and passes on the signals a supervisor receives alone.
+	signal.Ignore(os.Interrupt, syscall.SIGQUIT)
+	forward := make(chan os.Signal, 4)
+	signal.Notify(forward, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(forward)
+	if err := cmd.Start(); err != nil {
+		statusW.Close()
+		return 0, fmt.Errorf("cannot start %s: %v", bwrap, err)
+	}
+	statusW.Close()
+	status := make(chan map[string]any, 1)
+	go func() { status <- readStatus(statusR) }()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case sig := <-forward:
+			_ = cmd.Process.Signal(sig)
+		case <-done:
+			st := <-status
+			if _, ok := st["exit-code"]; !ok {
+				return 0, fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
+			}
+			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if ws.Signaled() {
+				return 128 + int(ws.Signal()), nil
+			}
+			return ws.ExitStatus(), nil
+		}
+	}
+}
+
+// readStatus collects bwrap's --json-status-fd records; "exit-code" appears
+// only if the sandboxed command itself ran and ended.
+func readStatus(r io.Reader) map[string]any {
+	out := map[string]any{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+func memfd(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %v", err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// closeInherited marks every descriptor above stderr close-on-exec, so no
+// descriptor the caller leaked (a socket, a secret file) reaches the sandbox.
+func closeInherited() {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	entries, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range entries {
+		var fd int
+		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+}
+
+// prepareHome creates the parts of ~/.claude that the sandbox binds, so the
+// binds have a source. Claude Code would create them itself on first use.
+func prepareHome(home string) error {
+	for _, d := range []string{".claude", ".claude/hooks"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			return fmt.Errorf("cannot create %s: %v", filepath.Join(home, d), errors.Unwrap(err))
+		}
+	}
+	for _, f := range []string{".claude/settings.json", ".claude.json"} {
+		p := filepath.Join(home, f)
+		fh, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("cannot create %s: %v", p, errors.Unwrap(err))
+		}
+		_, err = fh.WriteString("{}\n")
+		if cerr := fh.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("cannot write %s: %v", p, err)
+		}
+	}
+	return nil
+}

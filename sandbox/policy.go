@@ -1,0 +1,439 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Fixed paths of the product.
+const (
+	RealBinary = "/usr/libexec/claude-sandbox/claude" // the real Claude Code, off PATH
+	// InsideMarker exists only inside a sandbox: it is created on the
+	// sandbox's private /run, and outside only root could create it.
+	InsideMarker = "/run/claude-sandbox/inside"
+)
+
+// DefaultProtect are workspace paths that run code outside the sandbox later.
+// A trailing slash marks a directory.
+var DefaultProtect = []string{
+	".devcontainer/", // initializeCommand runs on the host, postCreate as root
+	".git/hooks/",    // run by the editor's git integration
+	".git/config",    // core.fsmonitor, hooksPath, filters
+	".git/modules/",  // submodules' own config and hooks
+	".vscode/",       // tasks.json, launch.json, settings that name executables
+	".idea/",         // run configurations
+	".envrc",         // direnv runs it in every shell that enters the workspace
+}
+
+// MaskedDirs are hidden behind an empty tmpfs when they exist: other users'
+// homes, other projects, runtime sockets and secrets, shared temp files.
+var MaskedDirs = []string{"/home", "/root", "/run", "/tmp", "/var/tmp", "/var/run", "/workspaces", "/mnt", "/media"}
+
+// systemDirs may never be a workspace or allow-write path, nor contain one.
+var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr", "/var/lib", "/var/run"}
+
+// notWorkspaces are directories that hold more than one project or the
+// system, so they can never be the workspace themselves.
+var notWorkspaces = []string{"/", "/var", "/home", "/root", "/tmp", "/var/tmp", "/workspaces", "/mnt", "/media", "/opt", "/srv"}
+
+// homeNeverWritable are home entries an allow-write line may not expose:
+// they run code outside the sandbox or hold Claude's hooks.
+var homeNeverWritable = []string{
+	".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".config",
+	".ssh", ".gitconfig", ".local/bin", ".claude/settings.json", ".claude/hooks", ".cache/claude-sandbox",
+}
+
+// Launch holds the facts of one launch. Paths are absolute with symlinks
+// resolved.
+type Launch struct {
+	User    string   // from the passwd database, never the environment
+	Home    string   // from the passwd database
+	Shell   string   // from the passwd database
+	Cwd     string   // the kernel's idea of the working directory
+	Environ []string // the caller's environment
+	Args    []string // arguments for Claude Code
+	// RealBinary is sandbox.RealBinary in every launch; tests use a stand-in.
+	RealBinary string
+	Masks      []string // the MaskedDirs that exist here, hidden behind an empty tmpfs
+	Keep       []string // files under Masks that the system needs, bound back read-only
+}
+
+// Plan is everything needed to start the sandbox.
+type Plan struct {
+	Workspace string
+	Args      []string // bwrap options, written to the --args fd (they carry the environment)
+	Redacted  []string // Args with values copied from the caller shown as <passed>
+	Command   []string // what bwrap runs, after "--" on its command line
+	Stubs     []string // paths bwrap creates to hold protections; removed after the session
+	DataFDs   int      // number of empty --ro-bind-data fds after the seccomp fd
+}
+
+// File descriptors the launcher hands to bwrap, in this order.
+const (
+	ArgsFD    = 3
+	SeccompFD = 4
+	StatusFD  = 5
+	firstData = 6
+)
+
+// Build checks the conf against this launch and returns the plan. Every
+// refusal is an error naming what to change.
+func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
+	if l.Home == "/" || !filepath.IsAbs(l.Home) || underAny(l.Home, systemDirs) {
+		return nil, fmt.Errorf("user %s has home %q, which cannot be replaced by a private home; give the user a real home directory", l.User, l.Home)
+	}
+	ws, err := Workspace(c, l)
+	if err != nil {
+		return nil, err
+	}
+	b := &argv{}
+	b.add("--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
+	b.add("--die-with-parent", "--cap-drop", "ALL", "--clearenv")
+	b.add("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+	b.add("--tmpfs", "/run") // always: the inside marker lives there
+	for _, d := range l.Masks {
+		if d != "/run" {
+			b.add("--tmpfs", d)
+		}
+	}
+	for _, f := range l.Keep {
+		b.add("--ro-bind", f, f)
+	}
+	b.add("--dir", filepath.Dir(InsideMarker), "--dir", InsideMarker)
+
+	home := l.Home
+	b.add("--tmpfs", home)
+	b.add("--ro-bind", l.RealBinary, filepath.Join(home, ".local/bin/claude"))
+	b.add("--bind", filepath.Join(home, ".claude"), filepath.Join(home, ".claude"))
+	b.add("--bind", filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude.json"))
+	b.add("--ro-bind", filepath.Join(home, ".claude/settings.json"), filepath.Join(home, ".claude/settings.json"))
+	b.add("--ro-bind", filepath.Join(home, ".claude/hooks"), filepath.Join(home, ".claude/hooks"))
+	noForge := c.NoForge || s.NoForge
+	for _, sh := range c.ShareHome {
+		rel := strings.TrimSuffix(sh.Value, "/")
+		if noForge && underAny(rel, forgeHome) {
+			continue
+		}
+		p := filepath.Join(home, rel)
+		b.add("--ro-bind-try", p, p)
+	}
+
+	protect := append([]string{}, DefaultProtect...)
+	for _, p := range c.Protect {
+		protect = append(protect, p.Value)
+	}
+	protect = append(protect, s.Protect...)
+	for _, aw := range c.AllowWrite {
+		p, err := checkAllowWrite(aw.Value, ws, home, protect, map[string]string{c.Source: "the conf", l.RealBinary: "the real Claude Code binary"})
+		if err != nil {
+			return nil, &ConfError{File: c.Source, Line: aw.Line, Msg: fmt.Sprintf("allow-write = %s %v", aw.Value, err)}
+		}
+		b.add("--bind", p, p)
+	}
+
+	b.add("--bind", ws, ws)
+	mounts, err := protections(ws, protect)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Workspace: ws}
+	for _, m := range mounts {
+		switch m.kind {
+		case pin:
+			b.add("--bind", m.path, m.path)
+		case readOnly:
+			b.add("--ro-bind", m.path, m.path)
+		case stubDir:
+			b.add("--tmpfs", m.path, "--remount-ro", m.path)
+			plan.Stubs = append(plan.Stubs, m.path)
+		case stubFile:
+			b.add("--ro-bind-data", fmt.Sprint(firstData+plan.DataFDs), m.path)
+			plan.DataFDs++
+			plan.Stubs = append(plan.Stubs, m.path)
+		}
+	}
+
+	b.add("--chdir", l.Cwd, "--seccomp", fmt.Sprint(SeccompFD), "--json-status-fd", fmt.Sprint(StatusFD))
+	envFromCaller(b, c, noForge, l.Environ)
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	for _, d := range c.AppendPath {
+		path += ":" + d.Value
+	}
+	path += ":" + filepath.Join(home, ".local/bin")
+	if venv, ok := lookup(l.Environ, "VIRTUAL_ENV"); ok && filepath.IsAbs(venv) && !strings.Contains(venv, ":") {
+		path += ":" + filepath.Join(venv, "bin")
+	}
+	b.setenv("HOME", home, false)
+	b.setenv("USER", l.User, false)
+	b.setenv("LOGNAME", l.User, false)
+	b.setenv("SHELL", l.Shell, false)
+	b.setenv("PATH", path, false)
+	b.setenv("IS_SANDBOX", "1", false)
+	b.setenv("DISABLE_AUTOUPDATER", "1", false)
+
+	plan.Args, plan.Redacted = b.args, b.redacted
+	plan.Command = append([]string{filepath.Join(home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
+	return plan, nil
+}
+
+// ClaudeArgs drops --chrome; the launcher always adds --no-chrome.
+func ClaudeArgs(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if a == "--chrome" || a == "--no-chrome" {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// envFromCaller passes the allow-listed part of the caller's environment,
+// sorted so the argv is stable.
+func envFromCaller(b *argv, c *Conf, noForge bool, environ []string) {
+	extra := map[string]bool{}
+	for _, p := range c.PassEnv {
+		extra[p.Value] = true
+	}
+	if noForge {
+		for _, t := range ForgeTokens {
+			delete(extra, t)
+		}
+	}
+	var kvs []string
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || neverPassed(name) != "" || !(passedByDefault(name) || extra[name]) {
+			continue
+		}
+		kvs = append(kvs, kv)
+	}
+	sort.Strings(kvs)
+	for _, kv := range kvs {
+		name, value, _ := strings.Cut(kv, "=")
+		b.setenv(name, value, true)
+	}
+}
+
+func lookup(environ []string, name string) (string, bool) {
+	for _, kv := range environ {
+		if n, v, ok := strings.Cut(kv, "="); ok && n == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Workspace picks the writable root: the conf's workspace-root, else the git
+// top-level of the working directory, else the working directory.
+func Workspace(c *Conf, l Launch) (string, error) {
+	ws := c.WorkspaceRoot
+	if ws != "" {
+		resolved, err := filepath.EvalSymlinks(ws)
+		if err != nil {
+			return "", &ConfError{File: c.Source, Line: c.workspaceLine, Msg: fmt.Sprintf("workspace-root = %s: %v", ws, errors.Unwrap(err))}
+		}
+		ws = resolved
+		if !within(l.Cwd, ws) {
+			return "", fmt.Errorf("the working directory %s is outside workspace-root %s (set in %s:%d); start claude from inside it", l.Cwd, ws, c.Source, c.workspaceLine)
+		}
+	} else {
+		ws = gitTop(l.Cwd)
+	}
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("workspace %s is not a directory", ws)
+	}
+	why := ""
+	switch {
+	case contains(notWorkspaces, ws):
+		why = "it holds the system or other projects"
+	case underAny(ws, systemDirs):
+		why = "it is a system directory"
+	case within(ws, l.Home):
+		why = fmt.Sprintf("it is your home %s or contains it", l.Home)
+	}
+	if why != "" {
+		return "", fmt.Errorf("refusing to use %s as the workspace: %s; start claude inside a project directory, or set workspace-root in %s", ws, why, ConfPath)
+	}
+	return ws, nil
+}
+
+// gitTop returns the nearest ancestor of dir holding .git, or dir itself.
+func gitTop(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == "/" {
+			return dir
+		}
+	}
+}
+
+func checkAllowWrite(p, ws, home string, protect []string, product map[string]string) (string, error) {
+	resolved, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("cannot be used: %v", errors.Unwrap(err))
+	}
+	var why []string // every reason, the most basic first
+	if resolved == "/" || contains(notWorkspaces, resolved) || underAny(resolved, systemDirs) {
+		why = append(why, "is a system directory")
+	}
+	if within(resolved, home) {
+		why = append(why, "is your home or contains it")
+	}
+	if within(resolved, ws) {
+		why = append(why, "is the workspace or contains it")
+	}
+	for _, h := range homeNeverWritable {
+		if hp := filepath.Join(home, h); within(resolved, hp) || within(hp, resolved) {
+			why = append(why, fmt.Sprintf("exposes %s, which runs code outside the sandbox or holds Claude's hooks", hp))
+		}
+	}
+	for _, prot := range protect {
+		if pp := filepath.Join(ws, strings.TrimSuffix(prot, "/")); within(pp, resolved) || within(resolved, pp) {
+			why = append(why, fmt.Sprintf("is or holds the protected %s", pp))
+		}
+	}
+	files := make([]string, 0, len(product))
+	for file := range product {
+		files = append(files, file)
+	}
+	sort.Strings(files)
+	for _, file := range files {
+		if within(resolved, file) {
+			why = append(why, fmt.Sprintf("holds %s, %s", file, product[file]))
+		}
+	}
+	if len(why) == 0 {
+		return resolved, nil
+	}
+	msg := "would defeat the sandbox: it " + why[0]
+	if resolved != p {
+		msg += fmt.Sprintf(" (it resolves to %s)", resolved)
+	}
+	return "", errors.New(msg)
+}
+
+type mountKind int
+
+const (
+	pin      mountKind = iota // a directory bound onto itself so it cannot be renamed away
+	readOnly                  // an existing path bound read-only
+	stubDir                   // a missing directory held by an empty read-only tmpfs
+	stubFile                  // a missing file held by an empty read-only file
+)
+
+type mount struct {
+	path string
+	kind mountKind
+}
+
+// protections turns workspace-relative protected paths into mounts. A path
+// that exists is bound read-only. A missing one is held by an empty read-only
+// stub at its first missing component, so it cannot be created. Every
+// existing directory between the workspace and a protected path is pinned: a
+// mount point cannot be renamed, so the protection cannot be moved aside.
+func protections(ws string, rels []string) ([]mount, error) {
+	kinds := map[string]mountKind{}
+	for _, rel := range rels {
+		isDir := strings.HasSuffix(rel, "/")
+		parts := strings.Split(strings.TrimSuffix(rel, "/"), "/")
+		cur := ws
+	walk:
+		for i, part := range parts {
+			cur = filepath.Join(cur, part)
+			last := i == len(parts)-1
+			fi, err := os.Lstat(cur)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				k := stubDir
+				if last && !isDir {
+					k = stubFile
+				}
+				kinds[cur] = k
+			case err != nil:
+				return nil, fmt.Errorf("protected path %s: %v", cur, err)
+			case fi.Mode()&fs.ModeSymlink != 0:
+				return nil, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only; replace it with the real directory or file", cur)
+			case last || !fi.IsDir():
+				kinds[cur] = readOnly
+			default:
+				if _, ok := kinds[cur]; !ok {
+					kinds[cur] = pin
+				}
+				continue
+			}
+			break walk
+		}
+	}
+	paths := make([]string, 0, len(kinds))
+	for p := range kinds {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var out []mount
+	for _, p := range paths {
+		// Anything below a read-only path or a stub is already held.
+		covered := false
+		for _, m := range out {
+			if m.kind != pin && within(m.path, p) {
+				covered = true
+			}
+		}
+		if !covered {
+			out = append(out, mount{p, kinds[p]})
+		}
+	}
+	// Parents before children, so later mounts land on top.
+	sort.SliceStable(out, func(i, j int) bool {
+		return strings.Count(out[i].path, "/") < strings.Count(out[j].path, "/")
+	})
+	return out, nil
+}
+
+type argv struct{ args, redacted []string }
+
+func (b *argv) add(a ...string) {
+	b.args = append(b.args, a...)
+	b.redacted = append(b.redacted, a...)
+}
+
+func (b *argv) setenv(name, value string, fromCaller bool) {
+	b.args = append(b.args, "--setenv", name, value)
+	if fromCaller {
+		value = "<passed>"
+	}
+	b.redacted = append(b.redacted, "--setenv", name, value)
+}
+
+// within reports whether p is dir or below it.
+func within(dir, p string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if within(d, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

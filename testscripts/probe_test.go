@@ -1,0 +1,226 @@
+package testscripts
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// probe performs one attempt from inside the sandbox and reports it on
+// stdout. It exits 0 when the attempt succeeded and 1 when it was refused,
+// so scripts can say `! exec claude $PROBE connect sock`.
+func probe(args []string) int {
+	if len(args) == 0 {
+		fmt.Println("usage: probe CHECK [ARG]")
+		return 2
+	}
+	arg := ""
+	if len(args) > 1 {
+		arg = args[1]
+	}
+	err := probes[args[0]](arg)
+	if err != nil {
+		fmt.Printf("%s: refused: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+var probes = map[string]func(arg string) error{
+	// connect PATH: connect to a filesystem unix socket and print its first line.
+	"connect": func(path string) error { return dial(path) },
+	// abstract NAME: connect to an abstract unix socket.
+	"abstract": func(name string) error { return dial("@" + name) },
+	// read PATH: print a file.
+	"read": func(path string) error {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			fmt.Printf("%s", b)
+		}
+		return err
+	},
+	// write PATH: create or truncate a file and write "planted".
+	"write": func(path string) error { return os.WriteFile(path, []byte("planted\n"), 0o644) },
+	// mkdir PATH: create a directory.
+	"mkdir": func(path string) error { return os.Mkdir(path, 0o755) },
+	// rename OLD:NEW: move a path aside.
+	"rename": func(arg string) error {
+		from, to, _ := strings.Cut(arg, ":")
+		return os.Rename(from, to)
+	},
+	// ls DIR: list a directory, one name a line.
+	"ls": func(dir string) error {
+		entries, err := os.ReadDir(dir)
+		for _, e := range entries {
+			fmt.Println(e.Name())
+		}
+		return err
+	},
+	// env: print the environment, sorted.
+	"env": func(string) error {
+		env := os.Environ()
+		sort.Strings(env)
+		fmt.Println(strings.Join(env, "\n"))
+		return nil
+	},
+	// status: print the capability, no_new_privs and seccomp lines of /proc/self/status.
+	"status": func(string) error {
+		b, err := os.ReadFile("/proc/self/status")
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "Cap") || strings.HasPrefix(line, "NoNewPrivs") || strings.HasPrefix(line, "Seccomp:") {
+				fmt.Println(line)
+			}
+		}
+		return err
+	},
+	// fds: print the open descriptors other than stdio and the one listing them.
+	"fds": func(string) error {
+		entries, err := os.ReadDir("/proc/self/fd")
+		for _, e := range entries {
+			target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			if e.Name() == "0" || e.Name() == "1" || e.Name() == "2" || ownFdDir.MatchString(target) {
+				continue
+			}
+			fmt.Printf("fd %s -> %s\n", e.Name(), target)
+		}
+		return err
+	},
+	// procs: print every visible process's command line.
+	"procs": func(string) error {
+		entries, err := os.ReadDir("/proc")
+		for _, e := range entries {
+			if e.Name()[0] < '0' || e.Name()[0] > '9' {
+				continue
+			}
+			cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			fmt.Printf("%s %s\n", e.Name(), strings.ReplaceAll(strings.TrimRight(string(cmd), "\x00"), "\x00", " "))
+		}
+		return err
+	},
+	// environ PID: print another process's environment.
+	"environ": func(pid string) error {
+		b, err := os.ReadFile("/proc/" + pid + "/environ")
+		if err == nil {
+			fmt.Println(strings.ReplaceAll(string(b), "\x00", "\n"))
+		}
+		return err
+	},
+	// mount: try to mount a tmpfs.
+	"mount": func(string) error { return unix.Mount("tmpfs", "/mnt", "tmpfs", 0, "") },
+	// tiocsti: push a keystroke into a terminal that is this process's controlling tty.
+	"tiocsti": func(string) error { return withControllingTTY(func(fd int) error { return unix.IoctlSetPointerInt(fd, unix.TIOCSTI, 'x') }) },
+	// tioclinux: issue a TIOCLINUX request on a terminal.
+	"tioclinux": func(string) error {
+		return withControllingTTY(func(fd int) error {
+			err := unix.IoctlSetPointerInt(fd, unix.TIOCLINUX, 0)
+			if errors.Is(err, unix.EPERM) {
+				return err
+			}
+			fmt.Printf("tioclinux: reached the tty driver (%v)\n", err)
+			return nil
+		})
+	},
+	// keyctl: read the session keyring's id.
+	"keyctl": func(string) error {
+		_, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false)
+		return err
+	},
+	// add_key: add a key to the process keyring.
+	"add_key": func(string) error {
+		_, err := unix.AddKey("user", "claude-sandbox-probe", []byte("x"), unix.KEY_SPEC_PROCESS_KEYRING)
+		return err
+	},
+	// request_key: look a key up (a missing key is "reached", EPERM is refused).
+	"request_key": func(string) error {
+		_, err := unix.RequestKey("user", "claude-sandbox-probe-missing", "", unix.KEY_SPEC_PROCESS_KEYRING)
+		return reached(err)
+	},
+	// unshare-user: create a user namespace with unshare(2).
+	"unshare-user": func(string) error { return unix.Unshare(unix.CLONE_NEWUSER) },
+	// clone-user: create a user namespace with clone(2).
+	"clone-user": func(string) error {
+		pid, _, errno := unix.RawSyscall6(unix.SYS_CLONE, unix.CLONE_NEWUSER|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+		if errno != 0 {
+			return errno
+		}
+		if pid == 0 {
+			unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+		}
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(int(pid), &ws, 0, nil)
+		return err
+	},
+	// clone3: call clone3 with no arguments (a filter answers ENOSYS, the kernel EFAULT or EINVAL).
+	"clone3": func(string) error {
+		_, _, errno := unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
+		if errno == unix.ENOSYS {
+			return errno
+		}
+		fmt.Printf("clone3: reached the kernel (%v)\n", errno)
+		return nil
+	},
+	// io_uring CALL: call io_uring_setup, io_uring_enter or io_uring_register with bad arguments.
+	"io_uring": func(call string) error {
+		nr := map[string]uintptr{"setup": unix.SYS_IO_URING_SETUP, "enter": unix.SYS_IO_URING_ENTER, "register": unix.SYS_IO_URING_REGISTER}[call]
+		_, _, errno := unix.RawSyscall6(nr, ^uintptr(0), 0, 0, 0, 0, 0)
+		return reached(errno)
+	},
+}
+
+var ownFdDir = regexp.MustCompile(`^/proc/\d+/fd$`)
+
+// reached treats any answer but EPERM as the kernel having been reached.
+func reached(err error) error {
+	if errors.Is(err, unix.EPERM) {
+		return err
+	}
+	fmt.Printf("reached the kernel (%v)\n", err)
+	return nil
+}
+
+func dial(addr string) error {
+	conn, err := net.Dial("unix", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	buf := make([]byte, 256)
+	n, _ := conn.Read(buf)
+	fmt.Printf("connected: %s", buf[:n])
+	return nil
+}
+
+// withControllingTTY makes a new pty the controlling terminal of a new
+// session, so TIOCSTI would be allowed without the filter.
+func withControllingTTY(f func(fd int) error) error {
+	master, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	defer unix.Close(master)
+	if err := unix.IoctlSetPointerInt(master, unix.TIOCSPTLCK, 0); err != nil {
+		return fmt.Errorf("setup: unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(master, unix.TIOCGPTN)
+	if err != nil {
+		return fmt.Errorf("setup: ptsname: %v", err)
+	}
+	if _, err := unix.Setsid(); err != nil {
+		return fmt.Errorf("setup: setsid: %v", err)
+	}
+	slave, err := unix.Open(fmt.Sprintf("/dev/pts/%d", n), unix.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("setup: open pts: %v", err)
+	}
+	defer unix.Close(slave)
+	if err := unix.IoctlSetInt(slave, unix.TIOCSCTTY, 0); err != nil {
+		return fmt.Errorf("setup: TIOCSCTTY: %v", err)
+	}
+	return f(slave)
+}

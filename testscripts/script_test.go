@@ -1,0 +1,156 @@
+// Package testscripts holds the golden and live scenarios of claude-sandbox,
+// one txtar file per policy rule or bad input (area-prefixed names).
+//
+// Each script runs in its own $WORK with a fake passwd entry (home
+// $WORK/home), the workspace $WORK/proj as the working directory, and a
+// stand-in for the real Claude Code ($WORK/proj/.bin/real-claude) that checks
+// it was given --no-chrome and then runs its arguments. Live scripts run
+// bwrap for real and look from inside with the probe command.
+//
+// Set UPDATE_GOLDEN=1 to rewrite `cmp` goldens in the txtar files.
+package testscripts
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/claude-sandbox/claude-sandbox/cli"
+	"github.com/claude-sandbox/claude-sandbox/launcher"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"claude":         func() { os.Exit(runCLI()) },
+		"claude-sandbox": func() { os.Exit(runCLI()) },
+		"probe":          func() { os.Exit(probe(os.Args[1:])) },
+	})
+}
+
+// runCLI runs the product's entry point with the script's paths. Only this
+// test harness reads the CS_* variables; the product has no such override.
+func runCLI() int {
+	p := launcher.Default
+	if v := os.Getenv("CS_CONF"); v != "" {
+		p.Conf = v
+	}
+	if v := os.Getenv("CS_REAL"); v != "" {
+		p.RealBinary = v
+	}
+	if v := os.Getenv("CS_PASSWD"); v != "" {
+		p.Passwd = v
+	}
+	if v, ok := os.LookupEnv("CS_MASKS"); ok {
+		p.Masks = strings.Split(v, ":")
+	}
+	if v := os.Getenv("CS_BWRAP_PATHS"); v != "" {
+		launcher.BwrapPaths = strings.Split(v, ":")
+	}
+	return cli.Main(p, os.Args[0], os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+}
+
+// liveReason is empty when bwrap can create a sandbox here.
+func liveReason() string {
+	bwrap, err := launcher.FindBwrap()
+	if err != nil {
+		return err.Error()
+	}
+	if _, err := exec.LookPath("socat"); err != nil {
+		return "socat is not installed"
+	}
+	out, err := exec.Command(bwrap, "--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true").CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("bwrap cannot create a sandbox here: %s", strings.TrimSpace(string(out)))
+	}
+	return ""
+}
+
+func TestScripts(t *testing.T) {
+	why := liveReason()
+	if why != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("live sandbox tests must run under CI=true, but: %s", why)
+		}
+		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING LIVE SANDBOX SCRIPTS: %s\n\n", why)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 ".",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
+		Condition: func(cond string) (bool, error) {
+			if cond == "live" {
+				return why == "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Setup: setup,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"workfile": workfile,
+		},
+	})
+}
+
+// setup gives every script its own user, home, workspace and stand-in binary.
+func setup(env *testscript.Env) error {
+	work := env.WorkDir
+	for _, d := range []string{"etc", "home", "proj/.bin"} {
+		if err := os.MkdirAll(filepath.Join(work, d), 0o755); err != nil {
+			return err
+		}
+	}
+	passwd := fmt.Sprintf("tester:x:%d:%d:Test User:%s:/bin/sh\n", os.Getuid(), os.Getgid(), filepath.Join(work, "home"))
+	if err := os.WriteFile(filepath.Join(work, "etc/passwd"), []byte(passwd), 0o644); err != nil {
+		return err
+	}
+	real := filepath.Join(work, "proj/.bin/real-claude")
+	stand := "#!/bin/sh\n[ \"$1\" = --no-chrome ] || { echo \"real-claude: not given --no-chrome first: $*\" >&2; exit 99; }\nshift\nexec \"$@\"\n"
+	if err := os.WriteFile(real, []byte(stand), 0o755); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"probe", "claude"} {
+		if err := linkOrCopy(self, filepath.Join(work, "proj/.bin", name)); err != nil {
+			return err
+		}
+	}
+	env.Cd = filepath.Join(work, "proj")
+	env.Setenv("CS_CONF", filepath.Join(work, "etc/claude-sandbox.conf"))
+	env.Setenv("CS_PASSWD", filepath.Join(work, "etc/passwd"))
+	env.Setenv("CS_REAL", real)
+	env.Setenv("CS_MASKS", "/run:/tmp")
+	env.Setenv("PROBE", filepath.Join(work, "proj/.bin/probe"))
+	env.Setenv("HOME", filepath.Join(work, "home"))
+	return nil
+}
+
+func linkOrCopy(src, dst string) error {
+	if os.Link(src, dst) == nil {
+		return nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o755)
+}
+
+// workfile OUT writes the last command's stdout to OUT with the work
+// directory spelled $WORK, so a golden compared with cmp can be updated.
+func workfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: workfile OUT")
+	}
+	out := strings.ReplaceAll(ts.ReadFile("stdout"), ts.Getenv("WORK"), "$WORK")
+	if err := os.WriteFile(ts.MkAbs(args[0]), []byte(out), 0o644); err != nil {
+		ts.Fatalf("%v", err)
+	}
+}
