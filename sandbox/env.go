@@ -97,7 +97,7 @@ func ParseSessionEnv(environ []string) (SessionEnv, error) {
 	values := map[string]string{}
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "CLAUDE_SANDBOX_") {
+		if strings.HasPrefix(name, "CLAUDE_SANDBOX_") && value != "" { // empty is unset
 			names = append(names, name)
 			values[name] = value
 		}

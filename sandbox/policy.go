@@ -242,7 +242,7 @@ func Workspace(c *Conf, l Launch) (string, error) {
 			return "", &ConfError{File: c.Source, Line: c.workspaceLine, Msg: fmt.Sprintf("workspace-root = %s: %v", ws, errors.Unwrap(err))}
 		}
 		ws = resolved
-		if !within(l.Cwd, ws) {
+		if !within(ws, l.Cwd) {
 			return "", fmt.Errorf("the working directory %s is outside workspace-root %s (set in %s:%d); start claude from inside it", l.Cwd, ws, c.Source, c.workspaceLine)
 		}
 	} else {

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"regexp"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -79,18 +80,6 @@ var probes = map[string]func(arg string) error{
 		}
 		return err
 	},
-	// fds: print the open descriptors other than stdio and the one listing them.
-	"fds": func(string) error {
-		entries, err := os.ReadDir("/proc/self/fd")
-		for _, e := range entries {
-			target, _ := os.Readlink("/proc/self/fd/" + e.Name())
-			if e.Name() == "0" || e.Name() == "1" || e.Name() == "2" || ownFdDir.MatchString(target) {
-				continue
-			}
-			fmt.Printf("fd %s -> %s\n", e.Name(), target)
-		}
-		return err
-	},
 	// procs: print every visible process's command line.
 	"procs": func(string) error {
 		entries, err := os.ReadDir("/proc")
@@ -114,7 +103,9 @@ var probes = map[string]func(arg string) error{
 	// mount: try to mount a tmpfs.
 	"mount": func(string) error { return unix.Mount("tmpfs", "/mnt", "tmpfs", 0, "") },
 	// tiocsti: push a keystroke into a terminal that is this process's controlling tty.
-	"tiocsti": func(string) error { return withControllingTTY(func(fd int) error { return unix.IoctlSetPointerInt(fd, unix.TIOCSTI, 'x') }) },
+	"tiocsti": func(string) error {
+		return withControllingTTY(func(fd int) error { return unix.IoctlSetPointerInt(fd, unix.TIOCSTI, 'x') })
+	},
 	// tioclinux: issue a TIOCLINUX request on a terminal.
 	"tioclinux": func(string) error {
 		return withControllingTTY(func(fd int) error {
@@ -142,7 +133,7 @@ var probes = map[string]func(arg string) error{
 		return reached(err)
 	},
 	// unshare-user: create a user namespace with unshare(2).
-	"unshare-user": func(string) error { return unix.Unshare(unix.CLONE_NEWUSER) },
+	"unshare-user": func(string) error { return reached(unix.Unshare(unix.CLONE_NEWUSER)) },
 	// clone-user: create a user namespace with clone(2).
 	"clone-user": func(string) error {
 		pid, _, errno := unix.RawSyscall6(unix.SYS_CLONE, unix.CLONE_NEWUSER|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
@@ -172,8 +163,6 @@ var probes = map[string]func(arg string) error{
 		return reached(errno)
 	},
 }
-
-var ownFdDir = regexp.MustCompile(`^/proc/\d+/fd$`)
 
 // reached treats any answer but EPERM as the kernel having been reached.
 func reached(err error) error {
@@ -211,6 +200,7 @@ func withControllingTTY(f func(fd int) error) error {
 	if err != nil {
 		return fmt.Errorf("setup: ptsname: %v", err)
 	}
+	signal.Ignore(syscall.SIGHUP) // closing the pty hangs up its session
 	if _, err := unix.Setsid(); err != nil {
 		return fmt.Errorf("setup: setsid: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -45,7 +46,7 @@ func runCLI() int {
 	if v := os.Getenv("CS_PASSWD"); v != "" {
 		p.Passwd = v
 	}
-	if v, ok := os.LookupEnv("CS_MASKS"); ok {
+	if v := os.Getenv("CS_MASKS"); v != "" {
 		p.Masks = strings.Split(v, ":")
 	}
 	if v := os.Getenv("CS_BWRAP_PATHS"); v != "" {
@@ -129,6 +130,7 @@ func setup(env *testscript.Env) error {
 	env.Setenv("CS_MASKS", "/run:/tmp")
 	env.Setenv("PROBE", filepath.Join(work, "proj/.bin/probe"))
 	env.Setenv("HOME", filepath.Join(work, "home"))
+	env.Setenv("WORK_ID", fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
 	return nil
 }
 
