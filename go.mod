@@ -3,6 +3,7 @@ module github.com/claude-sandbox/claude-sandbox
 go 1.26.8
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/rogpeppe/go-internal v1.16.0
 	golang.org/x/sys v0.50.0
 )
