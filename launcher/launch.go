@@ -145,12 +145,14 @@ func supervise(bwrap string, plan *sandbox.Plan, stderr io.Writer) (int, error) 
 		Stderr:     os.Stderr,
 		ExtraFiles: files,
 	}
-	// The terminal sends ^C and ^\ to Claude too; the launcher outlives them
-	// and passes on the signals a supervisor receives alone.
-	signal.Ignore(os.Interrupt, syscall.SIGQUIT)
-	forward := make(chan os.Signal, 4)
-	signal.Notify(forward, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(forward)
+	// The terminal sends ^C and ^\ to Claude's process group, which the
+	// launcher is part of: catch them so the launcher outlives them. They are
+	// caught, not ignored, because an ignored signal stays ignored across
+	// exec and Claude's children must still be interruptible. SIGTERM and
+	// SIGHUP sent to the launcher alone are passed on to bwrap.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		statusW.Close()
 		return 0, fmt.Errorf("cannot start %s: %v", bwrap, err)
@@ -160,18 +162,25 @@ func supervise(bwrap string, plan *sandbox.Plan, stderr io.Writer) (int, error) 
 	go func() { status <- readStatus(statusR) }()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var forwarded syscall.Signal
 	for {
 		select {
-		case sig := <-forward:
-			_ = cmd.Process.Signal(sig)
+		case sig := <-sigs:
+			if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
+				forwarded = sig.(syscall.Signal)
+				_ = cmd.Process.Signal(sig)
+			}
 		case <-done:
 			st := <-status
-			if _, ok := st["exit-code"]; !ok {
-				return 0, fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
-			}
 			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
-			if ws.Signaled() {
+			_, ran := st["exit-code"]
+			switch {
+			case ws.Signaled():
 				return 128 + int(ws.Signal()), nil
+			case forwarded != 0 && !ran:
+				return 128 + int(forwarded), nil
+			case !ran:
+				return 0, fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
 			}
 			return ws.ExitStatus(), nil
 		}

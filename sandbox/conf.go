@@ -1,8 +1,9 @@
 // Package sandbox turns the admin's configuration and the facts of one launch
 // into the exact bubblewrap argv and seccomp filter that confine Claude Code.
-// It performs no I/O of its own beyond reading the conf: everything it needs
-// about the host arrives in a Launch value, so the whole policy can be read,
-// and tested, as a pure function.
+// It changes nothing: it reads the conf, and looks at the shape of the file
+// system (which protected paths exist, where symlinks lead); the facts about
+// the user and the host arrive in a Launch value. Read policy.go for the
+// mounts and environment, seccomp.go for the syscall filter.
 package sandbox
 
 import (
