@@ -83,6 +83,9 @@ func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "claude-sandbox: %v\n", err)
 		return launcher.ExitRefused
 	}
+	for _, st := range pr.Plan.Stubs {
+		fmt.Fprintf(stderr, "claude-sandbox: %s is missing; a launch creates it as a read-only stub and removes it afterwards\n", st.Path)
+	}
 	fmt.Fprintln(stdout, pr.Bwrap)
 	for _, a := range append(append(pr.Plan.Redacted, "--"), pr.Plan.Command...) {
 		fmt.Fprintln(stdout, a)

@@ -103,7 +103,12 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := lock.record(pr.Plan.Stubs); err != nil {
+	if pr.Plan.Workspace != first.Plan.Workspace {
+		// Another session changed which directory is the workspace (a .git
+		// appeared or vanished): the lock would guard the wrong stubs.
+		return 0, fmt.Errorf("the workspace changed from %s to %s while starting; start claude again", first.Plan.Workspace, pr.Plan.Workspace)
+	}
+	if err := lock.createStubs(pr.Plan.Stubs); err != nil {
 		return 0, err
 	}
 	return supervise(pr.Bwrap, pr.Plan, stderr)
@@ -128,14 +133,6 @@ func supervise(bwrap string, plan *sandbox.Plan, stderr io.Writer) (int, error) 
 	}
 	defer statusR.Close()
 	files := []*os.File{argsFile, seccompFile, statusW}
-	for i := 0; i < plan.DataFDs; i++ {
-		f, err := memfd("claude-sandbox-stub", nil)
-		if err != nil {
-			return 0, err
-		}
-		defer f.Close()
-		files = append(files, f)
-	}
 	cmd := &exec.Cmd{
 		Path:       bwrap,
 		Args:       append([]string{"bwrap", "--args", fmt.Sprint(sandbox.ArgsFD), "--"}, plan.Command...),
@@ -238,7 +235,7 @@ func closeInherited() {
 // prepareHome creates the parts of ~/.claude that the sandbox binds, so the
 // binds have a source. Claude Code would create them itself on first use.
 func prepareHome(home string) error {
-	for _, d := range []string{".claude", ".claude/hooks"} {
+	for _, d := range []string{".claude", ".claude/hooks", ".claude/plugins", ".claude/ide"} {
 		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
 			return fmt.Errorf("cannot create %s: %v", filepath.Join(home, d), errors.Unwrap(err))
 		}

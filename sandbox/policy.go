@@ -21,13 +21,16 @@ const (
 // DefaultProtect are workspace paths that run code outside the sandbox later.
 // A trailing slash marks a directory.
 var DefaultProtect = []string{
-	".devcontainer/", // initializeCommand runs on the host, postCreate as root
-	".git/hooks/",    // run by the editor's git integration
-	".git/config",    // core.fsmonitor, hooksPath, filters
-	".git/modules/",  // submodules' own config and hooks
-	".vscode/",       // tasks.json, launch.json, settings that name executables
-	".idea/",         // run configurations
-	".envrc",         // direnv runs it in every shell that enters the workspace
+	".devcontainer/",     // initializeCommand runs on the host, postCreate as root
+	".devcontainer.json", // the same, at the other place the spec allows
+	".git/hooks/",        // run by the editor's git integration
+	".git/config",        // core.fsmonitor, hooksPath, filters
+	".git/commondir",     // would point git at another config and hooks
+	".git/modules/",      // submodules' own config and hooks
+	".git/worktrees/",    // linked worktrees' commondir and config
+	".vscode/",           // tasks.json, launch.json, settings that name executables
+	".idea/",             // run configurations
+	".envrc",             // direnv runs it in every shell that enters the workspace
 }
 
 // MaskedDirs are hidden behind an empty tmpfs when they exist: other users'
@@ -41,11 +44,17 @@ var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/l
 // system, so they can never be the workspace themselves.
 var notWorkspaces = []string{"/", "/var", "/home", "/root", "/tmp", "/var/tmp", "/workspaces", "/mnt", "/media", "/opt", "/srv"}
 
+// ClaudeReadOnly are the parts of ~/.claude a session could use to plant
+// code for later sessions or other containers: user settings (hooks live
+// there), hook scripts, and plugins (which carry hooks and MCP servers).
+// The launcher creates them if missing so they can be bound.
+var ClaudeReadOnly = []string{".claude/settings.json", ".claude/hooks", ".claude/plugins"}
+
 // homeNeverWritable are home entries an allow-write line may not expose:
 // they run code outside the sandbox or hold Claude's hooks.
 var homeNeverWritable = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".config",
-	".ssh", ".gitconfig", ".local/bin", ".claude/settings.json", ".claude/hooks", ".cache/claude-sandbox",
+	".ssh", ".gitconfig", ".local/bin", ".claude/settings.json", ".claude/hooks", ".claude/plugins", ".claude/ide", ".cache/claude-sandbox",
 }
 
 // Launch holds the facts of one launch. Paths are absolute with symlinks
@@ -69,8 +78,7 @@ type Plan struct {
 	Args      []string // bwrap options, written to the --args fd (they carry the environment)
 	Redacted  []string // Args with values copied from the caller shown as <passed>
 	Command   []string // what bwrap runs, after "--" on its command line
-	Stubs     []string // paths bwrap creates to hold protections; removed after the session
-	DataFDs   int      // number of empty --ro-bind-data fds after the seccomp fd
+	Stubs     []Stub   // missing protected paths the launcher creates so they can be bound read-only
 }
 
 // File descriptors the launcher hands to bwrap, in this order.
@@ -78,7 +86,6 @@ const (
 	ArgsFD    = 3
 	SeccompFD = 4
 	StatusFD  = 5
-	firstData = 6
 )
 
 // Build checks the conf against this launch and returns the plan. Every
@@ -111,8 +118,12 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	b.add("--ro-bind", l.RealBinary, filepath.Join(home, ".local/bin/claude"))
 	b.add("--bind", filepath.Join(home, ".claude"), filepath.Join(home, ".claude"))
 	b.add("--bind", filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude.json"))
-	b.add("--ro-bind", filepath.Join(home, ".claude/settings.json"), filepath.Join(home, ".claude/settings.json"))
-	b.add("--ro-bind", filepath.Join(home, ".claude/hooks"), filepath.Join(home, ".claude/hooks"))
+	for _, p := range ClaudeReadOnly {
+		b.add("--ro-bind", filepath.Join(home, p), filepath.Join(home, p))
+	}
+	// The IDE extension's lock files hold the port and token of a websocket
+	// whose tools run outside the sandbox.
+	b.add("--tmpfs", filepath.Join(home, ".claude/ide"))
 	noForge := c.NoForge || s.NoForge
 	for _, sh := range c.ShareHome {
 		rel := strings.TrimSuffix(sh.Value, "/")
@@ -128,6 +139,11 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 		protect = append(protect, p.Value)
 	}
 	protect = append(protect, s.Protect...)
+	derived, err := DerivedProtect(ws)
+	if err != nil {
+		return nil, err
+	}
+	protect = append(protect, derived...)
 	for _, aw := range c.AllowWrite {
 		p, err := checkAllowWrite(aw.Value, ws, home, protect, map[string]string{c.Source: "the conf", l.RealBinary: "the real Claude Code binary"})
 		if err != nil {
@@ -148,13 +164,9 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 			b.add("--bind", m.path, m.path)
 		case readOnly:
 			b.add("--ro-bind", m.path, m.path)
-		case stubDir:
-			b.add("--tmpfs", m.path, "--remount-ro", m.path)
-			plan.Stubs = append(plan.Stubs, m.path)
-		case stubFile:
-			b.add("--ro-bind-data", fmt.Sprint(firstData+plan.DataFDs), m.path)
-			plan.DataFDs++
-			plan.Stubs = append(plan.Stubs, m.path)
+		case stubDir, stubFile:
+			b.add("--ro-bind", m.path, m.path)
+			plan.Stubs = append(plan.Stubs, Stub{Path: m.path, Dir: m.kind == stubDir})
 		}
 	}
 
@@ -259,6 +271,8 @@ func Workspace(c *Conf, l Launch) (string, error) {
 		why = "it is a system directory"
 	case within(ws, l.Home):
 		why = fmt.Sprintf("it is your home %s or contains it", l.Home)
+	case strings.HasPrefix(ws, l.Home+"/."):
+		why = "it is inside a hidden directory of your home, where shell, git and Claude settings live"
 	}
 	if why != "" {
 		return "", fmt.Errorf("refusing to use %s as the workspace: %s; start claude inside a project directory, or set workspace-root in %s", ws, why, ConfPath)
@@ -323,13 +337,32 @@ func checkAllowWrite(p, ws, home string, protect []string, product map[string]st
 	return "", errors.New(msg)
 }
 
+// Stub is a protected path that is missing at launch. The launcher creates
+// it (an empty directory, or a file holding StubContent) before bwrap binds
+// it read-only, so the name cannot be created inside, and removes it when
+// the last session in the workspace ends (ADR 0005).
+type Stub struct {
+	Path string
+	Dir  bool
+}
+
+// StubContent is what a file stub holds. Git reads .git/commondir whenever
+// it exists, so that stub names the git directory itself, which is what git
+// assumes without one; every other file stub is empty.
+func StubContent(path string) string {
+	if filepath.Base(path) == "commondir" {
+		return ".\n"
+	}
+	return ""
+}
+
 type mountKind int
 
 const (
 	pin      mountKind = iota // a directory bound onto itself so it cannot be renamed away
 	readOnly                  // an existing path bound read-only
-	stubDir                   // a missing directory held by an empty read-only tmpfs
-	stubFile                  // a missing file held by an empty read-only file
+	stubDir                   // a missing directory, held by an empty read-only one
+	stubFile                  // a missing file, held by a read-only stub file
 )
 
 type mount struct {
