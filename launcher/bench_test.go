@@ -36,10 +36,10 @@ func BenchmarkLaunch(b *testing.B) {
 	// A workspace where every protected path exists, so every launch has the
 	// same argv and leaves nothing to clean up.
 	ws := filepath.Join(dir, "proj")
-	for _, d := range []string{".git/hooks", ".git/modules", ".devcontainer", ".vscode", ".idea"} {
+	for _, d := range []string{".git/hooks", ".git/modules", ".git/worktrees", ".devcontainer", ".vscode", ".idea"} {
 		must(b, os.MkdirAll(filepath.Join(ws, d), 0o755))
 	}
-	for _, f := range []string{".git/config", ".envrc"} {
+	for _, f := range []string{".git/config", ".git/commondir", ".devcontainer.json", ".envrc"} {
 		must(b, os.WriteFile(filepath.Join(ws, f), nil, 0o644))
 	}
 	b.Chdir(ws)
