@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,19 +88,28 @@ func gitdirFile(path string) (string, error) {
 	return strings.TrimSpace(target), nil
 }
 
+// readFile returns a regular file's content, or nil for a missing file or a
+// directory (a stub another session holds).
+func readFile(path string) ([]byte, error) {
+	if fi, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || (err == nil && fi.IsDir()) {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+	}
+	return b, nil
+}
+
 // hooksPath returns core.hooksPath from a git config file, or "". It reads
 // the file itself, not through git, and does not follow [include]s.
 func hooksPath(path string) (string, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
+	b, err := readFile(path)
 	if err != nil {
-		return "", fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+		return "", err
 	}
-	defer f.Close()
 	section, value := "", ""
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "[") {
@@ -120,15 +130,12 @@ func hooksPath(path string) (string, error) {
 // nothing; one that does not parse stops the launch, because what it names
 // cannot be known.
 func devcontainerFiles(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	b, err := readFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+		return nil, err
 	}
 	if strings.TrimSpace(string(b)) == "" {
-		return nil, nil // an empty file (a stub, while another session runs) names nothing
+		return nil, nil
 	}
 	std, err := hujson.Standardize(b)
 	var cfg struct {

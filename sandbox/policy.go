@@ -338,17 +338,19 @@ func checkAllowWrite(p, ws, home string, protect []string, product map[string]st
 }
 
 // Stub is a protected path that is missing at launch. The launcher creates
-// it (an empty directory, or a file holding StubContent) before bwrap binds
-// it read-only, so the name cannot be created inside, and removes it when
-// the last session in the workspace ends (ADR 0005).
+// it (an empty directory, or for the few files a tool must be able to read,
+// a file holding StubContent) before bwrap binds it read-only, so the name
+// cannot be created inside, and removes it when the last session in the
+// workspace ends (ADR 0005).
 type Stub struct {
 	Path string
 	Dir  bool
 }
 
-// StubContent is what a file stub holds. Git reads .git/commondir whenever
-// it exists, so that stub names the git directory itself, which is what git
-// assumes without one; every other file stub is empty.
+// StubContent is what a file stub holds, or "" where a directory stub
+// serves. Git reads .git/commondir whenever it exists, so that stub is a
+// file naming the git directory itself, which is what git assumes without
+// one.
 func StubContent(path string) string {
 	if filepath.Base(path) == "commondir" {
 		return ".\n"
@@ -361,8 +363,8 @@ type mountKind int
 const (
 	pin      mountKind = iota // a directory bound onto itself so it cannot be renamed away
 	readOnly                  // an existing path bound read-only
-	stubDir                   // a missing directory, held by an empty read-only one
-	stubFile                  // a missing file, held by a read-only stub file
+	stubDir                   // a missing path, held by an empty read-only directory
+	stubFile                  // a missing file that tools read, held by a read-only file
 )
 
 type mount struct {
@@ -388,8 +390,11 @@ func protections(ws string, rels []string) ([]mount, error) {
 			fi, err := os.Lstat(cur)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
+				// A directory holds even a missing file's name: git shows
+				// neither an empty directory as untracked nor lets it be
+				// added, so no stub can end up in a commit.
 				k := stubDir
-				if last && !isDir {
+				if last && !isDir && StubContent(cur) != "" {
 					k = stubFile
 				}
 				kinds[cur] = k

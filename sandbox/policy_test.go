@@ -80,7 +80,8 @@ func TestProtections(t *testing.T) {
 		".vscode/", ".vscode/tasks.json", // a missing dir covers what is below it
 		"vendor/lib/gen/", // a missing dir two levels below the workspace: both levels pinned
 		"worktree/hooks/", // a file where a directory was expected: the file is protected
-		"notes.txt",       // a missing file
+		"notes.txt",       // a missing file: held by a directory
+		".git/commondir",  // a missing file git reads: held by a file
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -92,9 +93,10 @@ func TestProtections(t *testing.T) {
 	want := []string{
 		"pin .git",
 		"stub-dir .vscode",
-		"stub-file notes.txt",
+		"stub-dir notes.txt",
 		"pin vendor",
 		"ro worktree",
+		"stub-file .git/commondir",
 		"ro .git/config",
 		"ro .git/hooks",
 		"stub-dir .git/modules",
