@@ -3,6 +3,8 @@
 package cli
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/doctor"
+	"github.com/claude-sandbox/claude-sandbox/installer"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 )
 
@@ -21,6 +24,8 @@ const usage = `usage:
   claude-sandbox argv [--conf FILE] [-- CLAUDE-ARGS...]
                                              print the bwrap argv a launch from here would use
   claude-sandbox doctor [--conf FILE]        check this host and the conf, with fixes
+  claude-sandbox install [FLAGS]             make plain claude resolve to the sandbox (as root;
+                                             --help lists the flags)
   claude-sandbox version                     print the version
 `
 
@@ -38,6 +43,8 @@ func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr
 		return argv(p, args[1:], environ, stdout, stderr)
 	case "doctor":
 		return doctorCmd(p, args[1:], environ, stdout, stderr)
+	case "install":
+		return installCmd(args[1:], environ, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "claude-sandbox", Version)
 		return 0
@@ -122,6 +129,53 @@ func doctorCmd(p launcher.Paths, args, environ []string, stdout, stderr io.Write
 		findings = append(findings, doctor.Finding{OK: true, Name: "launch from here", Detail: "the policy builds for this directory"})
 	}
 	if doctor.Print(stdout, findings) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func installCmd(args, environ []string, stdout, stderr io.Writer) int {
+	var o installer.Options
+	fs := flag.NewFlagSet("claude-sandbox install", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.Root, "root", "/", "install under `DIR` instead of / (for tests)")
+	fs.StringVar(&o.ClaudeBinary, "claude-binary", "", "use the real Claude Code at `PATH`")
+	fs.StringVar(&o.ClaudeVersion, "claude-version", "", "require Claude Code `VERSION` (and download it from npm if no copy here has it)")
+	fs.StringVar(&o.ClaudeSHA256, "claude-sha256", "", "require the real binary's sha256 to be `HEX`")
+	fs.StringVar(&o.User, "user", "", "the remote `USER` (default $_REMOTE_USER, else the owner of /workspaces, else root)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan and the diffs, change nothing")
+	fs.BoolVar(&o.SkipProbe, "skip-probe", false, "do not require that a sandbox starts here (image builds)")
+	fs.StringVar(&o.Conf.WorkspaceRoot, "workspace-root", "", "conf workspace-root `PATH`")
+	fs.Var((*listFlag)(&o.Conf.AllowWrite), "allow-write", "conf allow-write `PATH` (repeatable)")
+	fs.Var((*listFlag)(&o.Conf.PassEnv), "pass-env", "conf pass-env `NAME` (repeatable)")
+	fs.Var((*listFlag)(&o.Conf.Protect), "protect", "conf protect `RELPATH` (repeatable)")
+	fs.Var((*listFlag)(&o.Conf.ShareHome), "share-home", "conf share-home `RELPATH` (repeatable)")
+	fs.Var((*listFlag)(&o.Conf.AppendPath), "append-path", "conf append-path `DIR` (repeatable)")
+	fs.BoolVar(&o.Conf.NoForge, "no-forge", false, "conf no-forge")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "claude-sandbox install: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox install: %v\n", err)
+		return 1
+	}
+	o.Self = self
+	if err := installer.Install(o, environ, stdout); err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox install: %v\n", err)
 		return 1
 	}
 	return 0

@@ -72,6 +72,10 @@ func liveReason() string {
 }
 
 func TestScripts(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "fake-claude")
+	if out, err := exec.Command("go", "build", "-o", fake, "./testdata/fakeclaude").CombinedOutput(); err != nil {
+		t.Fatalf("building the fake Claude Code: %v\n%s", err, out)
+	}
 	why := liveReason()
 	if why != "" {
 		if os.Getenv("CI") == "true" {
@@ -90,7 +94,10 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Setup: setup,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("FAKE_CLAUDE", fake)
+			return setup(env)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"workfile": workfile,
 		},

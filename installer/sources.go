@@ -1,0 +1,250 @@
+package installer
+
+import (
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// NPMPackage is the package the npm source installs.
+const NPMPackage = "@anthropic-ai/claude-code"
+
+// source is a real Claude Code binary found on this machine.
+type source struct {
+	path    string // host path (already under Root)
+	from    string // where it came from, for the summary
+	version string // "" until asked
+}
+
+// findClaude returns the first usable real binary: the one named, else an
+// earlier install of ours, a native install, an npm global install, a
+// system copy, and last the npm package (downloaded into a cache).
+func (in *run) findClaude() (*source, error) {
+	o := in.opts
+	if o.ClaudeBinary != "" {
+		s := &source{path: o.ClaudeBinary, from: "--claude-binary"}
+		if err := in.acceptable(s); err != nil {
+			return nil, fmt.Errorf("--claude-binary %s: %v", o.ClaudeBinary, err)
+		}
+		return s, nil
+	}
+	var tried []string
+	for _, c := range in.candidates() {
+		if err := in.acceptable(c); err != nil {
+			if !errors.Is(err, errAbsent) {
+				tried = append(tried, fmt.Sprintf("%s (%s): %v", c.path, c.from, err))
+			}
+			continue
+		}
+		return c, nil
+	}
+	if in.opts.Root != "/" {
+		tried = append(tried, "npm package: not used for a --root install")
+	} else if s, err := in.fromNPM(); err == nil {
+		return s, nil
+	} else {
+		tried = append(tried, fmt.Sprintf("npm package %s: %v", NPMPackage, err))
+	}
+	return nil, fmt.Errorf("no usable Claude Code binary; tried: %s. Name one with --claude-binary", strings.Join(tried, "; "))
+}
+
+func (in *run) candidates() []*source {
+	r := in.path
+	var out []*source
+	add := func(p, from string) {
+		out = append(out, &source{path: p, from: from})
+	}
+	add(r(RealBinary), "an earlier install")
+	for _, home := range in.homes() {
+		if p, ok := in.resolve(in.path(filepath.Join(home, ".local/bin/claude"))); ok {
+			add(p, "the native install in "+home)
+		}
+	}
+	prefixes := []string{"/usr/local", "/usr"}
+	if in.opts.Root == "/" {
+		if outb, err := exec.Command("npm", "prefix", "-g").Output(); err == nil {
+			prefixes = append([]string{strings.TrimSpace(string(outb))}, prefixes...)
+		}
+	}
+	for _, prefix := range prefixes {
+		add(r(filepath.Join(prefix, "lib/node_modules", NPMPackage, "bin/claude.exe")), "the npm global install in "+prefix)
+	}
+	for _, p := range []string{"/usr/bin/claude", "/usr/local/bin/claude"} {
+		if rp, ok := in.resolve(r(p)); ok {
+			add(rp, p)
+		}
+	}
+	return out
+}
+
+var errAbsent = errors.New("does not exist")
+
+// acceptable checks that s is an executable ELF for this machine, not our
+// own launcher, and matches the pinned version and checksum.
+func (in *run) acceptable(s *source) error {
+	fi, err := os.Stat(s.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return errAbsent
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return errors.New("not an executable file")
+	}
+	if self, err := os.Stat(in.opts.Self); err == nil && (os.SameFile(fi, self) || sameContentSized(s.path, in.opts.Self, fi.Size(), self.Size())) {
+		return errors.New("this is claude-sandbox itself, not Claude Code")
+	}
+	f, err := elf.Open(s.path)
+	if err != nil {
+		return errors.New("not an ELF executable")
+	}
+	machine := f.Machine
+	f.Close()
+	if want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[runtime.GOARCH]; machine != want {
+		return fmt.Errorf("built for %s, this machine needs %s", machine, want)
+	}
+	if in.opts.ClaudeVersion != "" {
+		v, err := version(s.path)
+		if err != nil {
+			return err
+		}
+		if v != in.opts.ClaudeVersion {
+			return fmt.Errorf("version %s, not the pinned %s", v, in.opts.ClaudeVersion)
+		}
+		s.version = v
+	}
+	if in.opts.ClaudeSHA256 != "" {
+		sum, err := fileSHA256(s.path)
+		if err != nil {
+			return err
+		}
+		if !strings.EqualFold(sum, in.opts.ClaudeSHA256) {
+			return fmt.Errorf("sha256 %s, not the expected %s", sum, in.opts.ClaudeSHA256)
+		}
+	}
+	return nil
+}
+
+func sameContentSized(a, b string, sa, sb int64) bool {
+	return sa == sb && sameContent(a, b)
+}
+
+var versionRE = regexp.MustCompile(`^(\d+\.\d+\.\d+\S*) \(Claude Code\)`)
+
+// version runs `BINARY --version` (its fast path: nothing else starts).
+func version(path string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = []string{"DISABLE_AUTOUPDATER=1", "PATH=/usr/bin:/bin"}
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("`%s --version` failed: %v", path, err)
+	}
+	m := versionRE.FindStringSubmatch(strings.TrimSpace(string(out)))
+	if m == nil {
+		return "", fmt.Errorf("`%s --version` printed %q, not a Claude Code version", path, strings.TrimSpace(string(out)))
+	}
+	return m[1], nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// fromNPM installs the npm package (the pinned version, else the latest)
+// into a cache under /var/cache and returns its binary.
+func (in *run) fromNPM() (*source, error) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return nil, errors.New("npm is not installed")
+	}
+	ver := in.opts.ClaudeVersion
+	if ver == "" {
+		ver = "latest"
+	}
+	cache := in.path(filepath.Join("/var/cache/claude-sandbox/npm", ver))
+	binaries := []string{
+		filepath.Join(cache, "node_modules", NPMPackage, "bin/claude.exe"),
+		filepath.Join(cache, "node_modules", NPMPackage+"-linux-"+map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH], "claude"),
+	}
+	if ver == "latest" || !in.cached(binaries) {
+		if in.opts.DryRun {
+			return &source{path: binaries[0], from: fmt.Sprintf("the npm package %s@%s (to be downloaded)", NPMPackage, ver)}, nil
+		}
+		if err := os.MkdirAll(cache, 0o755); err != nil {
+			return nil, err
+		}
+		cmd := exec.Command(npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", cache, NPMPackage+"@"+ver)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("npm install failed: %v: %s", err, lastLine(out))
+		}
+	}
+	for _, b := range binaries {
+		s := &source{path: b, from: fmt.Sprintf("the npm package %s@%s", NPMPackage, ver)}
+		if err := in.acceptable(s); err == nil {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("the npm package has no usable binary under %s", cache)
+}
+
+func (in *run) cached(binaries []string) bool {
+	for _, b := range binaries {
+		if _, err := os.Stat(b); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func lastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
+}
+
+// resolve follows symlinks as the target system would see them: absolute
+// link targets are taken under Root. It reports false when the path does
+// not exist or leads to our own launcher.
+func (in *run) resolve(p string) (string, bool) {
+	for i := 0; i < 40; i++ {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return "", false
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			return p, p != in.path(LauncherBinary)
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return "", false
+		}
+		if filepath.IsAbs(target) {
+			p = in.path(target)
+		} else {
+			p = filepath.Join(filepath.Dir(p), target)
+		}
+	}
+	return "", false
+}
