@@ -83,14 +83,24 @@ func TestScripts(t *testing.T) {
 		}
 		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING LIVE SANDBOX SCRIPTS: %s\n\n", why)
 	}
+	containerWhy := containerReason()
+	if containerWhy != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("installer container tests must run under CI=true, but: %s", containerWhy)
+		}
+		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING INSTALLER CONTAINER SCRIPTS: %s\n\n", containerWhy)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 ".",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
 		Condition: func(cond string) (bool, error) {
-			if cond == "live" {
+			switch cond {
+			case "live":
 				return why == "", nil
+			case "container":
+				return containerWhy == "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -99,7 +109,8 @@ func TestScripts(t *testing.T) {
 			return setup(env)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"workfile": workfile,
+			"workfile":  workfile,
+			"container": container,
 		},
 	})
 }
@@ -137,6 +148,13 @@ func setup(env *testscript.Env) error {
 	env.Setenv("CS_MASKS", "/run:/tmp")
 	env.Setenv("PROBE", filepath.Join(work, "proj/.bin/probe"))
 	env.Setenv("HOME", filepath.Join(work, "home"))
+	// What npm needs to reach its registry on this machine (a proxy, an
+	// extra CA), prefixed so that no other script's environment changes.
+	for _, name := range []string{"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"} {
+		if v, ok := os.LookupEnv(name); ok {
+			env.Setenv("HOSTENV_"+name, v)
+		}
+	}
 	env.Setenv("WORK_ID", fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
 	return nil
 }
@@ -161,5 +179,55 @@ func workfile(ts *testscript.TestScript, neg bool, args []string) {
 	out := strings.ReplaceAll(ts.ReadFile("stdout"), ts.Getenv("WORK"), "$WORK")
 	if err := os.WriteFile(ts.MkAbs(args[0]), []byte(out), 0o644); err != nil {
 		ts.Fatalf("%v", err)
+	}
+}
+
+// containerScript runs its arguments as root in a throwaway container:
+// copy-on-write overlays over the system directories (the changes vanish
+// with the mount namespace), with any claude-sandbox install of the host
+// removed first, so every run starts from a machine without the product.
+const containerScript = `set -e
+for d in /usr /etc /home /root /opt /var; do
+	[ -d "$d" ] || continue
+	mkdir -p "$CONTAINER$d.upper" "$CONTAINER$d.work"
+	mount -t overlay overlay -o "lowerdir=$d,upperdir=$CONTAINER$d.upper,workdir=$CONTAINER$d.work" "$d"
+done
+rm -rf /usr/libexec/claude-sandbox /usr/local/bin/claude /usr/local/bin/claude-sandbox /etc/claude-sandbox.conf /etc/claude-code
+exec "$@"`
+
+// containerReason is empty when throwaway containers can be made here.
+func containerReason() string {
+	if os.Geteuid() != 0 {
+		return "they need root (unshare and overlay mounts)"
+	}
+	dir, err := os.MkdirTemp("", "claude-sandbox-container-probe")
+	if err != nil {
+		return err.Error()
+	}
+	defer os.RemoveAll(dir)
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", containerScript, "sh", "true")
+	cmd.Env = append(os.Environ(), "CONTAINER="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Sprintf("a throwaway container cannot be made here: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return ""
+}
+
+// container CMD [ARGS...] runs CMD as root in a throwaway container whose
+// system directories are copy-on-write, so the real installer runs on the
+// true paths without changing the machine.
+func container(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: container CMD [ARGS...]")
+	}
+	dir, err := os.MkdirTemp(ts.Getenv("WORK"), "container-")
+	ts.Check(err)
+	ts.Setenv("CONTAINER", dir)
+	err = ts.Exec("unshare", append([]string{"--mount", "--propagation", "private", "--", "sh", "-c", containerScript, "sh"}, args...)...)
+	if err != nil && !neg {
+		ts.Fatalf("container %s: %v", strings.Join(args, " "), err)
+	}
+	if err == nil && neg {
+		ts.Fatalf("container %s: unexpected success", strings.Join(args, " "))
 	}
 }

@@ -1,5 +1,6 @@
 // Command fakeclaude stands in for the real Claude Code in installer
-// scripts: an ELF for this machine that answers --version like Claude Code.
+// scripts: an ELF for this machine that answers --version like Claude Code
+// and otherwise says whether it runs inside a claude-sandbox.
 package main
 
 import (
@@ -12,5 +13,9 @@ func main() {
 		fmt.Println("2.1.999 (Claude Code)")
 		return
 	}
-	fmt.Println("fakeclaude", os.Args[1:])
+	where := "outside"
+	if _, err := os.Stat("/run/claude-sandbox/inside"); err == nil {
+		where = "inside"
+	}
+	fmt.Println("fakeclaude", where, os.Args[1:])
 }
