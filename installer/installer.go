@@ -74,7 +74,8 @@ type change struct {
 // planned turns a summary line into the dry-run's wording.
 func planned(what string) string {
 	verb, rest, _ := strings.Cut(what, " ")
-	plain := map[string]string{"installed": "install", "wrote": "write", "updated": "update", "replaced": "replace", "linked": "link"}[verb]
+	plain := map[string]string{"installed": "install", "wrote": "write", "updated": "update", "replaced": "replace",
+		"linked": "link", "relinked": "relink", "moved": "move"}[verb]
 	if plain == "" {
 		return what
 	}
@@ -223,6 +224,9 @@ func (in *run) plan(src *source) error {
 		return err
 	}
 	if err := in.planManagedSettings(); err != nil {
+		return err
+	}
+	if err := in.planUserConfig(); err != nil {
 		return err
 	}
 	for _, p := range in.claudesOnPath() {
