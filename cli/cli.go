@@ -26,6 +26,8 @@ const usage = `usage:
   claude-sandbox doctor [--conf FILE]        check this host and the conf, with fixes
   claude-sandbox install [FLAGS]             make plain claude resolve to the sandbox (as root;
                                              --help lists the flags)
+  claude-sandbox uninstall [--dry-run] [--user NAME] [--root DIR]
+                                             restore a plain Claude Code install (as root)
   claude-sandbox version                     print the version
 `
 
@@ -45,6 +47,8 @@ func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr
 		return doctorCmd(p, args[1:], environ, stdout, stderr)
 	case "install":
 		return installCmd(args[1:], environ, stdout, stderr)
+	case "uninstall":
+		return uninstallCmd(args[1:], environ, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "claude-sandbox", Version)
 		return 0
@@ -176,6 +180,30 @@ func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 	o.Self = self
 	if err := installer.Install(o, environ, stdout); err != nil {
 		fmt.Fprintf(stderr, "claude-sandbox install: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func uninstallCmd(args, environ []string, stdout, stderr io.Writer) int {
+	var o installer.Options
+	fs := flag.NewFlagSet("claude-sandbox uninstall", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.Root, "root", "/", "uninstall under `DIR` instead of / (for tests)")
+	fs.StringVar(&o.User, "user", "", "the remote `USER` whose ~/.local/bin/claude link is removed")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan, change nothing")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "claude-sandbox uninstall: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := installer.Uninstall(o, environ, stdout); err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox uninstall: %v\n", err)
 		return 1
 	}
 	return 0

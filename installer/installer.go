@@ -30,7 +30,7 @@ const (
 	LauncherLink   = "/usr/local/bin/claude"
 	ToolLink       = "/usr/local/bin/claude-sandbox"
 	ManagedPath    = "/etc/claude-code/managed-settings.json"
-	lockPath       = "/usr/libexec/claude-sandbox/.install.lock"
+	lockPath       = "/run/lock/claude-sandbox-install.lock" // on tmpfs: gone at reboot, never left behind
 )
 
 // Options are the installer's inputs; the CLI's flags map onto them.
@@ -75,7 +75,7 @@ type change struct {
 func planned(what string) string {
 	verb, rest, _ := strings.Cut(what, " ")
 	plain := map[string]string{"installed": "install", "wrote": "write", "updated": "update", "replaced": "replace",
-		"linked": "link", "relinked": "relink", "moved": "move"}[verb]
+		"linked": "link", "relinked": "relink", "moved": "move", "removed": "remove", "put": "put"}[verb]
 	if plain == "" {
 		return what
 	}

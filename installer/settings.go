@@ -19,7 +19,7 @@ func (in *run) planManagedSettings() error {
 	p := in.path(ManagedPath)
 	old, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		next := []byte("{\n  \"env\": {\n    \"DISABLE_AUTOUPDATER\": \"1\"\n  }\n}\n")
+		next := []byte(ourSettings)
 		in.add("wrote "+ManagedPath+" (auto-updates off)", lineDiff(ManagedPath, nil, next), func() error { return writeAtomic(p, next, 0o644) })
 		return nil
 	}

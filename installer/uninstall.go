@@ -1,0 +1,80 @@
+package installer
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+)
+
+// ourSettings is the managed settings file the installer writes when there
+// was none; uninstall removes it only if it is still exactly that.
+const ourSettings = "{\n  \"env\": {\n    \"DISABLE_AUTOUPDATER\": \"1\"\n  }\n}\n"
+
+// Uninstall restores a plain Claude Code install: the real binary goes back
+// on PATH at /usr/local/bin/claude, the product's files and links go, the
+// admin's conf is kept as a backup, and the user's data is not touched.
+func Uninstall(o Options, environ []string, out io.Writer) error {
+	if o.Root == "" {
+		o.Root = "/"
+	}
+	if o.Root == "/" && os.Geteuid() != 0 {
+		return errors.New("uninstall must run as root")
+	}
+	in := &run{opts: o, out: out}
+	if in.opts.User == "" {
+		in.opts.User = in.defaultUser(environ)
+	}
+	if !o.DryRun {
+		unlock, err := in.lock()
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	real := in.path(RealBinary)
+	if _, err := os.Stat(real); err == nil {
+		in.add("put the real Claude Code back at "+LauncherLink, "", func() error { return copyAtomic(in.path(LauncherLink), real, 0o755) })
+	}
+	for _, p := range append(in.claudesOnPath(), ToolLink) {
+		if target, err := os.Readlink(in.path(p)); err == nil && target == LauncherBinary {
+			in.add("removed the link "+p, "", func() error { return os.Remove(in.path(p)) })
+		}
+	}
+	if _, err := os.Stat(in.path("/usr/libexec/claude-sandbox")); err == nil {
+		in.add("removed /usr/libexec/claude-sandbox", "", func() error { return os.RemoveAll(in.path("/usr/libexec/claude-sandbox")) })
+	}
+	if _, err := os.Stat(in.path(sandbox.ConfPath)); err == nil {
+		backup := sandbox.ConfPath + ".bak"
+		in.add(fmt.Sprintf("moved %s to %s", sandbox.ConfPath, backup), "", func() error {
+			return os.Rename(in.path(sandbox.ConfPath), in.path(backup))
+		})
+	}
+	switch b, err := os.ReadFile(in.path(ManagedPath)); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	case string(b) == ourSettings:
+		in.add("removed "+ManagedPath, "", func() error { return os.Remove(in.path(ManagedPath)) })
+	default:
+		fmt.Fprintf(out, "claude-sandbox: left %s as it is (it has other settings; DISABLE_AUTOUPDATER in it keeps auto-updates off)\n", ManagedPath)
+	}
+	if len(in.changes) == 0 {
+		fmt.Fprintln(out, "claude-sandbox: nothing to change")
+		return nil
+	}
+	for _, c := range in.changes {
+		if o.DryRun {
+			fmt.Fprintf(out, "would %s\n", planned(c.what))
+			continue
+		}
+		if err := c.apply(); err != nil {
+			return fmt.Errorf("%s: %v", c.what, err)
+		}
+		fmt.Fprintf(out, "claude-sandbox: %s\n", c.what)
+	}
+	return nil
+}
