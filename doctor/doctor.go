@@ -85,14 +85,7 @@ func Host(bwrap string, findErr error, realBinary string) []Finding {
 	}
 
 	if bwrap != "" {
-		probe := exec.Command(bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-			"--cap-drop", "ALL", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/run", "--", "/bin/true")
-		probe.Env = []string{}
-		if outb, err := probe.CombinedOutput(); err != nil {
-			add(false, "sandbox probe", fmt.Sprintf("bwrap cannot create the sandbox: %s", strings.TrimSpace(string(outb))), Diagnose())
-		} else {
-			add(true, "sandbox probe", "bwrap created user, pid, ipc and uts namespaces with a fresh /proc", "")
-		}
+		out = append(out, Probe(bwrap))
 	}
 
 	if fi, err := os.Stat(realBinary); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
@@ -119,6 +112,17 @@ func Diagnose() string {
 		return "Cause: probably the container's seccomp profile, which blocks the namespace syscalls (Docker's default does). Fix: start the container with `--security-opt seccomp=unconfined` (devcontainer.json: \"securityOpt\": [\"seccomp=unconfined\"]) and, with AppArmor, `--security-opt apparmor=unconfined`. Details: `claude-sandbox doctor`."
 	}
 	return "Run `claude-sandbox doctor` for the cause and the fix."
+}
+
+// Probe starts a minimal sandbox with the namespaces the launcher uses.
+func Probe(bwrap string) Finding {
+	probe := exec.Command(bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--cap-drop", "ALL", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/run", "--", "/bin/true")
+	probe.Env = []string{}
+	if outb, err := probe.CombinedOutput(); err != nil {
+		return Finding{Name: "sandbox probe", Detail: fmt.Sprintf("bwrap cannot create the sandbox: %s", strings.TrimSpace(string(outb))), Fix: Diagnose()}
+	}
+	return Finding{OK: true, Name: "sandbox probe", Detail: "bwrap created user, pid, ipc and uts namespaces with a fresh /proc"}
 }
 
 var versionRE = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)

@@ -172,10 +172,8 @@ func (in *run) prerequisites() error {
 	if in.opts.SkipProbe || bwrap == "" {
 		return nil
 	}
-	for _, f := range doctor.Host(bwrap, nil, "/bin/sh") {
-		if f.Name == "sandbox probe" && !f.OK {
-			return fmt.Errorf("a sandbox cannot start on this host, so nothing was installed: %s. %s (use --skip-probe when building an image, where namespaces are often unavailable)", f.Detail, f.Fix)
-		}
+	if f := doctor.Probe(bwrap); !f.OK {
+		return fmt.Errorf("a sandbox cannot start on this host, so nothing was installed: %s. %s (use --skip-probe when building an image, where namespaces are often unavailable)", f.Detail, f.Fix)
 	}
 	return nil
 }

@@ -40,14 +40,20 @@ func (in *run) findClaude() (*source, error) {
 		return s, nil
 	}
 	var tried []string
-	for _, c := range in.candidates() {
-		if err := in.acceptable(c); err != nil {
-			if !errors.Is(err, errAbsent) {
-				tried = append(tried, fmt.Sprintf("%s (%s): %v", c.path, c.from, err))
-			}
-			continue
+	accept := func(c *source) bool {
+		err := in.acceptable(c)
+		if err != nil && !errors.Is(err, errAbsent) {
+			tried = append(tried, fmt.Sprintf("%s (%s): %v", c.path, c.from, err))
 		}
-		return c, nil
+		return err == nil
+	}
+	for _, c := range in.candidates() {
+		if accept(c) {
+			return c, nil
+		}
+	}
+	if g := in.npmGlobal(); g != nil && accept(g) {
+		return g, nil
 	}
 	if in.opts.Root != "/" {
 		tried = append(tried, "npm package: not used for a --root install")
@@ -71,13 +77,7 @@ func (in *run) candidates() []*source {
 			add(p, "the native install in "+home)
 		}
 	}
-	prefixes := []string{"/usr/local", "/usr"}
-	if in.opts.Root == "/" {
-		if outb, err := exec.Command("npm", "prefix", "-g").Output(); err == nil {
-			prefixes = append([]string{strings.TrimSpace(string(outb))}, prefixes...)
-		}
-	}
-	for _, prefix := range prefixes {
+	for _, prefix := range []string{"/usr/local", "/usr"} {
 		add(r(filepath.Join(prefix, "lib/node_modules", NPMPackage, "bin/claude.exe")), "the npm global install in "+prefix)
 	}
 	for _, p := range []string{"/usr/bin/claude", "/usr/local/bin/claude"} {
@@ -86,6 +86,23 @@ func (in *run) candidates() []*source {
 		}
 	}
 	return out
+}
+
+// npmGlobal is the npm global install under npm's own prefix, when that is
+// not one of the usual ones. Asked last: starting npm takes a while.
+func (in *run) npmGlobal() *source {
+	if in.opts.Root != "/" {
+		return nil
+	}
+	outb, err := exec.Command("npm", "prefix", "-g").Output()
+	if err != nil {
+		return nil
+	}
+	prefix := strings.TrimSpace(string(outb))
+	if prefix == "/usr" || prefix == "/usr/local" {
+		return nil
+	}
+	return &source{path: filepath.Join(prefix, "lib/node_modules", NPMPackage, "bin/claude.exe"), from: "the npm global install in " + prefix}
 }
 
 var errAbsent = errors.New("does not exist")

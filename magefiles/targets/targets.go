@@ -1,0 +1,56 @@
+// Package targets holds the mage targets. Each is a thin wrapper: Install
+// builds claude-sandbox and runs its install command, the same code the
+// repository's ./install and the devcontainer feature run.
+package targets
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// Build builds the static claude-sandbox binary into bin/.
+func Build() error {
+	return build(filepath.Join("bin", "claude-sandbox"))
+}
+
+// Install builds claude-sandbox and runs `claude-sandbox install` (as root).
+func Install() error {
+	return install()
+}
+
+// Test runs the test suite, as CI does.
+func Test() error {
+	return run("go", "test", "./...")
+}
+
+func build(out string) error {
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./cmd/claude-sandbox")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build: %v", err)
+	}
+	return nil
+}
+
+// install builds into a temporary directory and runs install with args.
+func install(args ...string) error {
+	dir, err := os.MkdirTemp("", "claude-sandbox-build")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "claude-sandbox")
+	if err := build(bin); err != nil {
+		return err
+	}
+	return run(bin, append([]string{"install"}, args...)...)
+}
+
+func run(name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	return cmd.Run()
+}
