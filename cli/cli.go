@@ -152,6 +152,7 @@ func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.ClaudeBinary, "claude-binary", "", "use the real Claude Code at `PATH`")
 	fs.StringVar(&o.ClaudeVersion, "claude-version", "", "require Claude Code `VERSION` (and download it from npm if no copy here has it)")
 	fs.StringVar(&o.ClaudeSHA256, "claude-sha256", "", "require the real binary's sha256 to be `HEX`")
+	fs.StringVar(&o.NativeInstaller, "native-installer", "", "run Anthropic's installer script from `URL` when no copy is here (default "+installer.NativeInstallerURL+"; none: skip it)")
 	fs.StringVar(&o.User, "user", "", "the remote `USER` (default $_REMOTE_USER, else the owner of /workspaces, else root)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan and the diffs, change nothing")
 	fs.BoolVar(&o.SkipProbe, "skip-probe", false, "do not require that a sandbox starts here (image builds)")

@@ -40,10 +40,13 @@ type Options struct {
 	ClaudeBinary  string
 	ClaudeVersion string
 	ClaudeSHA256  string
-	User          string // the remote user; default $_REMOTE_USER, else the owner of /workspaces, else root
-	DryRun        bool
-	SkipProbe     bool // do not require that a sandbox starts here (image builds)
-	Conf          ConfOptions
+	// NativeInstaller is the URL of Anthropic's installer script; "" means
+	// NativeInstallerURL (none under a test --root), "none" skips it.
+	NativeInstaller string
+	User            string // the remote user; default $_REMOTE_USER, else the owner of /workspaces, else root
+	DryRun          bool
+	SkipProbe       bool // do not require that a sandbox starts here (image builds)
+	Conf            ConfOptions
 }
 
 // ConfOptions are the conf lines the install asks for.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +30,8 @@ type source struct {
 
 // findClaude returns the first usable real binary: the one named, else an
 // earlier install of ours, a native install, an npm global install, a
-// system copy, and last the npm package (downloaded into a cache).
+// system copy, then what Anthropic's native installer fetches, and last the
+// npm package (downloaded into a cache).
 func (in *run) findClaude() (*source, error) {
 	o := in.opts
 	if o.ClaudeBinary != "" {
@@ -54,6 +56,13 @@ func (in *run) findClaude() (*source, error) {
 	}
 	if g := in.npmGlobal(); g != nil && accept(g) {
 		return g, nil
+	}
+	if url := in.nativeInstallerURL(); url == "" {
+		tried = append(tried, "Anthropic's native installer: not used for a --root install")
+	} else if s, err := in.fromNativeInstaller(url); err == nil {
+		return s, nil
+	} else {
+		tried = append(tried, fmt.Sprintf("Anthropic's native installer (%s): %v", url, err))
 	}
 	if in.opts.Root != "/" {
 		tried = append(tried, "npm package: not used for a --root install")
@@ -188,6 +197,84 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// NativeInstallerURL is Anthropic's official installer script.
+const NativeInstallerURL = "https://claude.ai/install.sh"
+
+// nativeInstallerURL is the script to run, or "" when none is to be run: a
+// --root install uses one only when named.
+func (in *run) nativeInstallerURL() string {
+	switch {
+	case in.opts.NativeInstaller == "none":
+		return ""
+	case in.opts.NativeInstaller != "":
+		return in.opts.NativeInstaller
+	case in.opts.Root == "/":
+		return NativeInstallerURL
+	}
+	return ""
+}
+
+// fromNativeInstaller downloads Anthropic's installer script and runs it
+// with a private HOME under /var/cache, so it changes no real home and no rc
+// file; the binary it leaves there is the source.
+func (in *run) fromNativeInstaller(url string) (*source, error) {
+	from := "Anthropic's native installer"
+	if in.opts.DryRun {
+		return &source{path: url, from: from + " (to be run; the npm package if it fails)"}, nil
+	}
+	client := &http.Client{Timeout: 60 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	script, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	home := in.path("/var/cache/claude-sandbox/native-home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return nil, err
+	}
+	scriptPath := filepath.Join(home, "install.sh")
+	if err := os.WriteFile(scriptPath, script, 0o755); err != nil {
+		return nil, err
+	}
+	args := []string{scriptPath}
+	if in.opts.ClaudeVersion != "" {
+		args = append(args, in.opts.ClaudeVersion)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", args...)
+	cmd.Env = append(withoutHome(os.Environ()), "HOME="+home)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("the script failed: %v: %s", err, lastLine(out))
+	}
+	bin, err := filepath.EvalSymlinks(filepath.Join(home, ".local/bin/claude"))
+	if err != nil {
+		return nil, fmt.Errorf("the script left no ~/.local/bin/claude: %v", errors.Unwrap(err))
+	}
+	s := &source{path: bin, from: from}
+	if err := in.acceptable(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func withoutHome(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, "HOME=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // fromNPM installs the npm package (the pinned version, else the latest)

@@ -12,6 +12,8 @@ package testscripts
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +32,7 @@ func TestMain(m *testing.M) {
 		"claude":         func() { os.Exit(runCLI()) },
 		"claude-sandbox": func() { os.Exit(runCLI()) },
 		"probe":          func() { os.Exit(probe(os.Args[1:])) },
+		"serve":          func() { os.Exit(serve(os.Args[1:])) },
 	})
 }
 
@@ -230,4 +233,29 @@ func container(ts *testscript.TestScript, neg bool, args []string) {
 	if err == nil && neg {
 		ts.Fatalf("container %s: unexpected success", strings.Join(args, " "))
 	}
+}
+
+// serve DIR serves DIR over HTTP on a loopback port and writes its URL to
+// DIR/.url; scripts run it in the background.
+func serve(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: serve DIR")
+		return 2
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	tmp := filepath.Join(args[0], ".url.tmp")
+	if err := os.WriteFile(tmp, []byte("http://"+ln.Addr().String()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := os.Rename(tmp, filepath.Join(args[0], ".url")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, http.Serve(ln, http.FileServer(http.Dir(args[0]))))
+	return 1
 }
