@@ -14,7 +14,7 @@ func TestAcceptableRefusesOtherArchitectures(t *testing.T) {
 	other := map[string]uint16{"amd64": 183 /* EM_AARCH64 */, "arm64": 62 /* EM_X86_64 */}[runtime.GOARCH]
 	hdr := make([]byte, 64)
 	copy(hdr, "\x7fELF")
-	hdr[4], hdr[5], hdr[6] = 2, 1, 1 // 64-bit, little-endian, version 1
+	hdr[4], hdr[5], hdr[6] = 2, 1, 1               // 64-bit, little-endian, version 1
 	binary.LittleEndian.PutUint16(hdr[16:], 2)     // ET_EXEC
 	binary.LittleEndian.PutUint16(hdr[18:], other) // e_machine
 	binary.LittleEndian.PutUint32(hdr[20:], 1)     // e_version
