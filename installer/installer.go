@@ -87,23 +87,11 @@ func planned(what string) string {
 
 // Install runs the whole install, or prints the plan under DryRun.
 func Install(o Options, environ []string, out io.Writer) error {
-	if o.Root == "" {
-		o.Root = "/"
+	in, unlock, err := start(o, environ, out, "install must run as root (sudo ./install, or sudo claude-sandbox install)")
+	if err != nil {
+		return err
 	}
-	if o.Root == "/" && os.Geteuid() != 0 {
-		return errors.New("install must run as root (sudo ./install, or sudo claude-sandbox install)")
-	}
-	in := &run{opts: o, out: out}
-	if in.opts.User == "" {
-		in.opts.User = in.defaultUser(environ)
-	}
-	if !o.DryRun {
-		unlock, err := in.lock()
-		if err != nil {
-			return err
-		}
-		defer unlock()
-	}
+	defer unlock()
 	if err := in.prerequisites(); err != nil {
 		return err
 	}
@@ -114,19 +102,48 @@ func Install(o Options, environ []string, out io.Writer) error {
 	if err := in.plan(src); err != nil {
 		return err
 	}
+	return in.apply()
+}
+
+// start checks for root (unless under a test root), settles the remote
+// user, and takes the install lock (not for a dry run).
+func start(o Options, environ []string, out io.Writer, notRoot string) (*run, func(), error) {
+	if o.Root == "" {
+		o.Root = "/"
+	}
+	if o.Root == "/" && os.Geteuid() != 0 {
+		return nil, nil, errors.New(notRoot)
+	}
+	in := &run{opts: o, out: out}
+	if in.opts.User == "" {
+		in.opts.User = in.defaultUser(environ)
+	}
+	if o.DryRun {
+		return in, func() {}, nil
+	}
+	unlock, err := in.lock()
+	if err != nil {
+		return nil, nil, err
+	}
+	return in, unlock, nil
+}
+
+// apply carries out the planned changes in order, printing one line each,
+// or under DryRun prints the plan with its diffs.
+func (in *run) apply() error {
 	if len(in.changes) == 0 {
-		fmt.Fprintln(out, "claude-sandbox: nothing to change")
+		fmt.Fprintln(in.out, "claude-sandbox: nothing to change")
 		return nil
 	}
 	for _, c := range in.changes {
-		if o.DryRun {
-			fmt.Fprintf(out, "would %s\n%s", planned(c.what), c.diff)
+		if in.opts.DryRun {
+			fmt.Fprintf(in.out, "would %s\n%s", planned(c.what), c.diff)
 			continue
 		}
 		if err := c.apply(); err != nil {
 			return fmt.Errorf("%s: %v", c.what, err)
 		}
-		fmt.Fprintf(out, "claude-sandbox: %s\n", c.what)
+		fmt.Fprintf(in.out, "claude-sandbox: %s\n", c.what)
 	}
 	return nil
 }

@@ -18,23 +18,11 @@ const ourSettings = "{\n  \"env\": {\n    \"DISABLE_AUTOUPDATER\": \"1\"\n  }\n}
 // on PATH at /usr/local/bin/claude, the product's files and links go, the
 // admin's conf is kept as a backup, and the user's data is not touched.
 func Uninstall(o Options, environ []string, out io.Writer) error {
-	if o.Root == "" {
-		o.Root = "/"
+	in, unlock, err := start(o, environ, out, "uninstall must run as root")
+	if err != nil {
+		return err
 	}
-	if o.Root == "/" && os.Geteuid() != 0 {
-		return errors.New("uninstall must run as root")
-	}
-	in := &run{opts: o, out: out}
-	if in.opts.User == "" {
-		in.opts.User = in.defaultUser(environ)
-	}
-	if !o.DryRun {
-		unlock, err := in.lock()
-		if err != nil {
-			return err
-		}
-		defer unlock()
-	}
+	defer unlock()
 	real := in.path(RealBinary)
 	if _, err := os.Stat(real); err == nil {
 		in.add("put the real Claude Code back at "+LauncherLink, "", func() error { return copyAtomic(in.path(LauncherLink), real, 0o755) })
@@ -62,19 +50,5 @@ func Uninstall(o Options, environ []string, out io.Writer) error {
 	default:
 		fmt.Fprintf(out, "claude-sandbox: left %s as it is (it has other settings; DISABLE_AUTOUPDATER in it keeps auto-updates off)\n", ManagedPath)
 	}
-	if len(in.changes) == 0 {
-		fmt.Fprintln(out, "claude-sandbox: nothing to change")
-		return nil
-	}
-	for _, c := range in.changes {
-		if o.DryRun {
-			fmt.Fprintf(out, "would %s\n", planned(c.what))
-			continue
-		}
-		if err := c.apply(); err != nil {
-			return fmt.Errorf("%s: %v", c.what, err)
-		}
-		fmt.Fprintf(out, "claude-sandbox: %s\n", c.what)
-	}
-	return nil
+	return in.apply()
 }
