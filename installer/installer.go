@@ -300,18 +300,27 @@ func (in *run) homes() []string {
 	return homes
 }
 
-func (in *run) homeOf(user string) string {
+// passwdEntry returns the target's /etc/passwd fields for the first entry
+// where field col equals value, or nil.
+func (in *run) passwdEntry(col int, value string) []string {
 	f, err := os.Open(in.path("/etc/passwd"))
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Split(sc.Text(), ":")
-		if len(fields) >= 7 && fields[0] == user {
-			return fields[5]
+		if len(fields) >= 7 && fields[col] == value {
+			return fields
 		}
+	}
+	return nil
+}
+
+func (in *run) homeOf(user string) string {
+	if e := in.passwdEntry(0, user); e != nil {
+		return e[5]
 	}
 	return ""
 }
@@ -325,16 +334,8 @@ func (in *run) defaultUser(environ []string) string {
 		}
 	}
 	if fi, err := os.Stat(in.path("/workspaces")); err == nil {
-		uid := strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid))
-		if f, err := os.Open(in.path("/etc/passwd")); err == nil {
-			defer f.Close()
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
-				fields := strings.Split(sc.Text(), ":")
-				if len(fields) >= 3 && fields[2] == uid {
-					return fields[0]
-				}
-			}
+		if e := in.passwdEntry(2, strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid))); e != nil {
+			return e[0]
 		}
 	}
 	return "root"

@@ -1,7 +1,6 @@
 package installer
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -190,19 +188,11 @@ func copyFile(dst, src string, mode os.FileMode) error {
 
 // ids returns the user's uid and gid from the target's passwd, or root's.
 func (in *run) ids(user string) (int, int) {
-	f, err := os.Open(in.path("/etc/passwd"))
-	if err != nil {
+	e := in.passwdEntry(0, user)
+	if e == nil {
 		return 0, 0
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Split(sc.Text(), ":")
-		if len(fields) >= 4 && fields[0] == user {
-			uid, _ := strconv.Atoi(fields[2])
-			gid, _ := strconv.Atoi(fields[3])
-			return uid, gid
-		}
-	}
-	return 0, 0
+	uid, _ := strconv.Atoi(e[2])
+	gid, _ := strconv.Atoi(e[3])
+	return uid, gid
 }
