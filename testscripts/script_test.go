@@ -29,10 +29,14 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"claude":         func() { os.Exit(runCLI()) },
-		"claude-sandbox": func() { os.Exit(runCLI()) },
-		"probe":          func() { os.Exit(probe(os.Args[1:])) },
-		"serve":          func() { os.Exit(serve(os.Args[1:])) },
+		"claude":           func() { os.Exit(runCLI()) },
+		"claude-sandbox":   func() { os.Exit(runCLI()) },
+		"probe":            func() { os.Exit(probe(os.Args[1:])) },
+		"serve":            func() { os.Exit(serve(os.Args[1:])) },
+		"standin-api":      func() { os.Exit(standinAPI(os.Args[1:])) },
+		"redteam-script":   func() { os.Exit(redteamScript(os.Args[1:])) },
+		"redteam-verdicts": func() { os.Exit(redteamVerdicts(os.Args[1:])) },
+		"redteam-table":    func() { os.Exit(redteamTable(os.Args[1:])) },
 	})
 }
 
@@ -92,6 +96,9 @@ func TestScripts(t *testing.T) {
 			t.Fatalf("installer container tests must run under CI=true, but: %s", containerWhy)
 		}
 		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING INSTALLER CONTAINER SCRIPTS: %s\n\n", containerWhy)
+	}
+	if _, err := exec.LookPath("npm"); err != nil && os.Getenv("CI") == "true" {
+		t.Fatalf("the red-team suite and the npm install test must run under CI=true, but npm is missing")
 	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 ".",
@@ -189,6 +196,8 @@ func workfile(ts *testscript.TestScript, neg bool, args []string) {
 // copy-on-write overlays over the system directories (the changes vanish
 // with the mount namespace), with any claude-sandbox install of the host
 // removed first, so every run starts from a machine without the product.
+// The container has its own PID namespace (containerUnshare): whatever a
+// script leaves running dies with it instead of holding the test's pipes.
 const containerScript = `set -e
 for d in /usr /etc /home /root /opt /var; do
 	[ -d "$d" ] || continue
@@ -197,6 +206,8 @@ for d in /usr /etc /home /root /opt /var; do
 done
 rm -rf /usr/libexec/claude-sandbox /usr/local/bin/claude /usr/local/bin/claude-sandbox /etc/claude-sandbox.conf /etc/claude-code
 exec "$@"`
+
+var containerUnshare = []string{"--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc", "--", "sh", "-c", containerScript, "sh"}
 
 // containerReason is empty when throwaway containers can be made here.
 func containerReason() string {
@@ -208,7 +219,7 @@ func containerReason() string {
 		return err.Error()
 	}
 	defer os.RemoveAll(dir)
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", containerScript, "sh", "true")
+	cmd := exec.Command("unshare", append(containerUnshare, "true")...)
 	cmd.Env = append(os.Environ(), "CONTAINER="+dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Sprintf("a throwaway container cannot be made here: %v: %s", err, strings.TrimSpace(string(out)))
@@ -226,7 +237,7 @@ func container(ts *testscript.TestScript, neg bool, args []string) {
 	dir, err := os.MkdirTemp(ts.Getenv("WORK"), "container-")
 	ts.Check(err)
 	ts.Setenv("CONTAINER", dir)
-	err = ts.Exec("unshare", append([]string{"--mount", "--propagation", "private", "--", "sh", "-c", containerScript, "sh"}, args...)...)
+	err = ts.Exec("unshare", append(containerUnshare, args...)...)
 	if err != nil && !neg {
 		ts.Fatalf("container %s: %v", strings.Join(args, " "), err)
 	}

@@ -1,0 +1,176 @@
+package testscripts
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+)
+
+// standinAPI serves a scripted stand-in for the Anthropic Messages API:
+//
+//	standin-api SCRIPT RESULTS URLFILE
+//
+// SCRIPT is a JSON list of steps, each a shell command for the model's Bash
+// tool and an optional After command for the host. Each request that offers
+// the Bash tool is answered with the next command as a tool_use, the next
+// one being the number of tool results the conversation already holds (so
+// retries and side requests do not skip a command); when all have run, or
+// for requests without tools, the answer is plain text. When a step's
+// result first arrives, its After command runs on the host (sh -c, with the
+// stand-in's environment) before anything else happens, so it sees the
+// host as that step left it. Every result and After output is written to
+// RESULTS as a JSON list indexed like SCRIPT. The server's URL goes to
+// URLFILE. Responses are server-sent events when asked for, as Claude Code
+// does.
+func standinAPI(args []string) int {
+	if len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: standin-api SCRIPT RESULTS URLFILE")
+		return 2
+	}
+	var script []standinStep
+	data, err := os.ReadFile(args[0])
+	if err == nil {
+		err = json.Unmarshal(data, &script)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "standin-api:", err)
+		return 1
+	}
+	results := make([]*standinResult, len(script))
+	var mu sync.Mutex
+	save := func() {
+		b, _ := json.Marshal(results)
+		tmp := args[1] + ".tmp"
+		if os.WriteFile(tmp, b, 0o644) == nil {
+			os.Rename(tmp, args[1])
+		}
+	}
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+			Stream bool `json:"stream"`
+		}
+		json.Unmarshal(body, &req)
+		answered := 0
+		mu.Lock()
+		for _, m := range req.Messages {
+			var parts []struct {
+				Type      string          `json:"type"`
+				ToolUseID string          `json:"tool_use_id"`
+				Content   json.RawMessage `json:"content"`
+			}
+			if json.Unmarshal(m.Content, &parts) != nil {
+				continue
+			}
+			for _, p := range parts {
+				if p.Type != "tool_result" {
+					continue
+				}
+				var i int
+				if _, err := fmt.Sscanf(p.ToolUseID, "toolu_case_%d", &i); err == nil && i < len(results) && results[i] == nil {
+					results[i] = &standinResult{Output: toolText(p.Content)}
+					if script[i].After != "" {
+						after, _ := exec.Command("sh", "-c", script[i].After).CombinedOutput()
+						results[i].After = string(after)
+					}
+				}
+				answered++
+			}
+		}
+		save()
+		mu.Unlock()
+		offersBash := false
+		for _, t := range req.Tools {
+			offersBash = offersBash || t.Name == "Bash"
+		}
+		var block map[string]any
+		var delta map[string]any
+		stop := "end_turn"
+		if offersBash && answered < len(script) {
+			input, _ := json.Marshal(map[string]string{"command": script[answered].Command, "description": "scripted step"})
+			block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_case_%d", answered), "name": "Bash", "input": map[string]any{}}
+			delta = map[string]any{"type": "input_json_delta", "partial_json": string(input)}
+			stop = "tool_use"
+		} else {
+			block = map[string]any{"type": "text", "text": ""}
+			delta = map[string]any{"type": "text_delta", "text": "Done."}
+		}
+		if !req.Stream {
+			content := map[string]any{"type": "text", "text": "Done."}
+			if stop == "tool_use" {
+				var input any
+				json.Unmarshal([]byte(delta["partial_json"].(string)), &input)
+				block["input"] = input
+				content = block
+			}
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"id": "msg_standin", "type": "message", "role": "assistant", "model": "claude-standin",
+				"content": []any{content}, "stop_reason": stop, "usage": map[string]int{"input_tokens": 1, "output_tokens": 1}})
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		send := func(event string, v any) {
+			b, _ := json.Marshal(v)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+		}
+		send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+			"id": "msg_standin", "type": "message", "role": "assistant", "model": "claude-standin", "content": []any{},
+			"stop_reason": nil, "usage": map[string]int{"input_tokens": 1, "output_tokens": 1}}})
+		send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": block})
+		send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": delta})
+		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+		send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop}, "usage": map[string]int{"output_tokens": 1}})
+		send("message_stop", map[string]any{"type": "message_stop"})
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "standin-api:", err)
+		return 1
+	}
+	save()
+	tmp := filepath.Join(filepath.Dir(args[2]), ".url.tmp")
+	os.WriteFile(tmp, []byte("http://"+ln.Addr().String()), 0o644)
+	os.Rename(tmp, args[2])
+	fmt.Fprintln(os.Stderr, http.Serve(ln, http.HandlerFunc(handler)))
+	return 1
+}
+
+type standinStep struct {
+	Command string `json:"command"`
+	After   string `json:"after,omitempty"`
+}
+
+type standinResult struct {
+	Output string `json:"output"`
+	After  string `json:"after,omitempty"`
+}
+
+// toolText flattens a tool_result's content (a string or a list of text
+// blocks) to text.
+func toolText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &blocks)
+	out := ""
+	for _, b := range blocks {
+		out += b.Text
+	}
+	return out
+}
