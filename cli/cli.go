@@ -12,8 +12,10 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/doctor"
+	"github.com/claude-sandbox/claude-sandbox/gate"
 	"github.com/claude-sandbox/claude-sandbox/installer"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
+	"github.com/claude-sandbox/claude-sandbox/statusline"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
@@ -28,6 +30,8 @@ const usage = `usage:
                                              --help lists the flags)
   claude-sandbox uninstall [--dry-run] [--user NAME] [--root DIR]
                                              restore a plain Claude Code install (as root)
+  claude-sandbox gate                        Claude Code's prompt hook: blocks prompts outside the sandbox
+  claude-sandbox statusline                  Claude Code's status line: sandboxed, workspace, network
   claude-sandbox version                     print the version
 `
 
@@ -49,6 +53,14 @@ func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr
 		return installCmd(args[1:], environ, stdout, stderr)
 	case "uninstall":
 		return uninstallCmd(args[1:], environ, stdout, stderr)
+	case "gate":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "claude-sandbox gate: unexpected argument %q (it reads the hook's input on stdin)\n", args[1])
+			return gate.Block
+		}
+		return gate.Check(launcher.Inside(), p.AllowUnsandboxed, os.Stdin, stderr)
+	case "statusline":
+		return statuslineCmd(p, args[1:], environ, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "claude-sandbox", Version)
 		return 0
@@ -207,5 +219,26 @@ func uninstallCmd(args, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-sandbox uninstall: %v\n", err)
 		return 1
 	}
+	return 0
+}
+
+// statuslineCmd prints the status line. A conf it cannot read only costs the
+// network mode its name; the line must still render.
+func statuslineCmd(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "claude-sandbox statusline: unexpected argument %q (it reads Claude Code's status input on stdin)\n", args[0])
+		return 2
+	}
+	network := "unknown (the conf does not parse)"
+	if c, err := launcher.LoadConf(p.Conf); err == nil {
+		network = c.NetworkMode()
+	}
+	home := ""
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	statusline.Render(launcher.Inside(), network, home, os.Stdin, stdout)
 	return 0
 }

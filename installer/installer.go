@@ -244,6 +244,9 @@ func (in *run) plan(src *source) error {
 	if err := in.planManagedSettings(); err != nil {
 		return err
 	}
+	if err := in.planManagedCommand(); err != nil {
+		return err
+	}
 	if err := in.planUserConfig(); err != nil {
 		return err
 	}

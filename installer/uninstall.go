@@ -1,10 +1,8 @@
 package installer
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -12,7 +10,25 @@ import (
 
 // ourSettings is the managed settings file the installer writes when there
 // was none; uninstall removes it only if it is still exactly that.
-const ourSettings = "{\n  \"env\": {\n    \"DISABLE_AUTOUPDATER\": \"1\"\n  }\n}\n"
+const ourSettings = `{
+  "env": {
+    "DISABLE_AUTOUPDATER": "1"
+  },
+  "hooks": {
+    "UserPromptSubmit": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "` + GateCommand + `",
+            "onFailure": "block"
+          }
+        ]
+      }
+    ]
+  }
+}
+`
 
 // Uninstall restores a plain Claude Code install: the real binary goes back
 // on PATH at /usr/local/bin/claude, the product's files and links go, the
@@ -41,14 +57,11 @@ func Uninstall(o Options, environ []string, out io.Writer) error {
 			return os.Rename(in.path(sandbox.ConfPath), in.path(backup))
 		})
 	}
-	switch b, err := os.ReadFile(in.path(ManagedPath)); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	if err := in.planManagedRemoval(out); err != nil {
 		return err
-	case string(b) == ourSettings:
-		in.add("removed "+ManagedPath, "", func() error { return os.Remove(in.path(ManagedPath)) })
-	default:
-		fmt.Fprintf(out, "claude-sandbox: left %s as it is (it has other settings; DISABLE_AUTOUPDATER in it keeps auto-updates off)\n", ManagedPath)
+	}
+	if err := in.planCommandRemoval(); err != nil {
+		return err
 	}
 	return in.apply()
 }

@@ -24,14 +24,15 @@ var BwrapPaths = []string{"/usr/bin/bwrap", "/bin/bwrap"}
 // Paths are the product's fixed files. The launcher uses Default; tests point
 // them at temporary files.
 type Paths struct {
-	Conf       string
-	RealBinary string
-	Passwd     string
-	Masks      []string // nil: every sandbox.MaskedDirs entry that exists here
+	Conf             string
+	RealBinary       string
+	Passwd           string
+	Masks            []string // nil: every sandbox.MaskedDirs entry that exists here
+	AllowUnsandboxed string   // the root-owned file that lets the prompt gate pass sessions outside the sandbox
 }
 
 // Default are the installed locations.
-var Default = Paths{Conf: sandbox.ConfPath, RealBinary: sandbox.RealBinary, Passwd: "/etc/passwd"}
+var Default = Paths{Conf: sandbox.ConfPath, RealBinary: sandbox.RealBinary, Passwd: "/etc/passwd", AllowUnsandboxed: "/etc/claude-sandbox.allow-unsandboxed"}
 
 // FindBwrap returns the absolute path of bwrap, or an error with the fix.
 func FindBwrap() (string, error) {

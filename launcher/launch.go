@@ -27,8 +27,8 @@ const ExitRefused = 125
 func Run(p Paths, args, environ []string, stderr io.Writer) int {
 	closeInherited()
 	if Inside() {
-		// A nested claude (from a hook or a skill) is already confined; the
-		// marker cannot exist outside, so this is not a way around the sandbox.
+		// A nested claude (from a hook or a skill) is already confined:
+		// Inside demands the sandbox's confinement, not just its marker.
 		argv := append([]string{"claude", "--no-chrome"}, sandbox.ClaudeArgs(args)...)
 		err := unix.Exec(p.RealBinary, argv, environ)
 		fmt.Fprintf(stderr, "claude-sandbox: cannot run %s inside the sandbox: %v\n", p.RealBinary, err)
@@ -40,13 +40,6 @@ func Run(p Paths, args, environ []string, stderr io.Writer) int {
 		return ExitRefused
 	}
 	return code
-}
-
-// Inside reports whether this process runs inside a claude-sandbox. The marker
-// lives on the sandbox's private /run; outside, only root can create it.
-func Inside() bool {
-	fi, err := os.Lstat(sandbox.InsideMarker)
-	return err == nil && fi.IsDir()
 }
 
 // Prepared is a checked launch: where bwrap is, the facts, and the plan.

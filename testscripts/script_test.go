@@ -56,6 +56,9 @@ func runCLI() int {
 	if v := os.Getenv("CS_MASKS"); v != "" {
 		p.Masks = strings.Split(v, ":")
 	}
+	if v := os.Getenv("CS_ALLOW_UNSANDBOXED"); v != "" {
+		p.AllowUnsandboxed = v
+	}
 	if v := os.Getenv("CS_BWRAP_PATHS"); v != "" {
 		launcher.BwrapPaths = strings.Split(v, ":")
 	}
@@ -111,6 +114,8 @@ func TestScripts(t *testing.T) {
 				return why == "", nil
 			case "container":
 				return containerWhy == "", nil
+			case "root":
+				return os.Geteuid() == 0, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -146,7 +151,7 @@ func setup(env *testscript.Env) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{"probe", "claude"} {
+	for _, name := range []string{"probe", "claude", "claude-sandbox"} {
 		if err := linkOrCopy(self, filepath.Join(work, "proj/.bin", name)); err != nil {
 			return err
 		}

@@ -1,0 +1,51 @@
+package launcher
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// Inside reports whether this process runs inside a claude-sandbox. The
+// marker directory alone would do against the model, which can never write
+// the real /run; but a process outside could fake it in a namespace of its
+// own (`unshare -rm`), so Inside also demands what that fake lacks and the
+// sandbox always has: no effective capabilities, no_new_privs, and a syscall
+// filter that refuses unix sockets. Nothing here reads the environment or a
+// settings file, so neither can forge it.
+func Inside() bool {
+	fi, err := os.Lstat(sandbox.InsideMarker)
+	return err == nil && fi.IsDir() && confined()
+}
+
+func confined() bool {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	noNewPrivs, noCaps := false, false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, value, _ := strings.Cut(sc.Text(), ":")
+		switch value = strings.TrimSpace(value); name {
+		case "NoNewPrivs":
+			noNewPrivs = value == "1"
+		case "CapEff":
+			noCaps = strings.Trim(value, "0") == ""
+		}
+	}
+	if !noNewPrivs || !noCaps {
+		return false
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+		return false
+	}
+	return errors.Is(err, unix.EPERM)
+}

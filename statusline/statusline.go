@@ -1,0 +1,45 @@
+// Package statusline renders the line Claude Code shows under its prompt:
+// whether the session is sandboxed, its workspace, and the network mode. It
+// runs on every refresh, so it reads one small JSON document and decides
+// with a few system calls.
+package statusline
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// input is the part of Claude Code's status line input used here.
+type input struct {
+	Cwd       string `json:"cwd"`
+	Workspace struct {
+		ProjectDir string `json:"project_dir"`
+		CurrentDir string `json:"current_dir"`
+	} `json:"workspace"`
+}
+
+// Render writes the status line. inside is launcher.Inside(), network the
+// conf's network mode, home the user's home (shown as ~).
+func Render(inside bool, network, home string, stdin io.Reader, stdout io.Writer) {
+	var in input
+	json.NewDecoder(io.LimitReader(stdin, 1<<20)).Decode(&in)
+	dir := in.Workspace.ProjectDir
+	for _, d := range []string{in.Workspace.CurrentDir, in.Cwd} {
+		if dir == "" {
+			dir = d
+		}
+	}
+	if home != "" && home != "/" && (dir == home || strings.HasPrefix(dir, home+"/")) {
+		dir = "~" + dir[len(home):]
+	}
+	parts := []string{"⚠ NOT SANDBOXED (start Claude with `claude`)"}
+	if inside {
+		parts = []string{"🔒 sandboxed", "network " + network}
+	}
+	if dir != "" {
+		parts = append(parts[:1], append([]string{dir}, parts[1:]...)...)
+	}
+	fmt.Fprintln(stdout, strings.Join(parts, " · "))
+}
