@@ -250,5 +250,6 @@ func prepareHome(home string) error {
 			return fmt.Errorf("cannot write %s: %v", p, err)
 		}
 	}
+	wireStatusLine(filepath.Join(home, ".claude/settings.json"))
 	return nil
 }

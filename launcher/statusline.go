@@ -1,0 +1,53 @@
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/claude-sandbox/claude-sandbox/jsonc"
+)
+
+// StatusLine is the status line the launcher wires into the user's
+// settings, by absolute path so no PATH can put something else in its place.
+const StatusLine = `{"type": "command", "command": "/usr/libexec/claude-sandbox/claude-sandbox statusline", "padding": 0}`
+
+// wireStatusLine adds the product's status line to the user's settings.json
+// when it has none: a status line the user set, or a statusLine key of any
+// value, is kept. It runs as the user, before the sandbox binds the file
+// read-only; a file it cannot read or parse is left for Claude Code to
+// report, and the launch goes on either way, since the line is a display.
+func wireStatusLine(settings string) {
+	path, err := filepath.EvalSymlinks(settings) // a linked dotfile stays a link
+	if err != nil {
+		return
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	next, changed, err := jsonc.AddIfAbsent(old, "statusLine", StatusLine)
+	if err != nil || !changed {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings.json.*")
+	if err != nil {
+		return
+	}
+	_, err = tmp.Write(next)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), fi.Mode().Perm())
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+}
