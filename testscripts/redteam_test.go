@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"testing"
 )
 
 // A red-team case is one Bash command the model runs, written as an attacker
@@ -194,4 +195,23 @@ func redteamTable(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// TestRedteamDocs keeps docs/redteam.md in step with the cases: each case
+// has its row, and a known gap is called one.
+func TestRedteamDocs(t *testing.T) {
+	doc, err := os.ReadFile("../docs/redteam.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range redteamCases {
+		row := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(c.Name) + "` \\| " + regexp.QuoteMeta(c.Category) + " \\| .*\\|$").Find(doc)
+		if row == nil {
+			t.Errorf("docs/redteam.md has no row for case %s (%s)", c.Name, c.Category)
+			continue
+		}
+		if (c.Known != "") != strings.Contains(string(row), "**known gap**") {
+			t.Errorf("docs/redteam.md: case %s: the row and the case disagree on whether it is a known gap", c.Name)
+		}
+	}
 }
