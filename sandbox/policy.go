@@ -102,6 +102,11 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	b.add("--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
 	b.add("--die-with-parent", "--cap-drop", "ALL", "--clearenv")
 	b.add("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+	// Kernel settings are checked against the file's owner, not capabilities:
+	// a root session (uid 0, no capabilities) could otherwise set
+	// kernel.core_pattern to a program the host runs as root. bwrap covers
+	// sysrq-trigger, irq and bus, but not sys.
+	b.add("--ro-bind", "/proc/sys", "/proc/sys")
 	b.add("--tmpfs", "/run") // always: the inside marker lives there
 	for _, d := range l.Masks {
 		if d != "/run" {

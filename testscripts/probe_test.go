@@ -100,6 +100,23 @@ var probes = map[string]func(arg string) error{
 		}
 		return err
 	},
+	// sysctl-rewrite: write a kernel setting's current value back to it, so
+	// that even where the write succeeds nothing changes.
+	"sysctl-rewrite": func(path string) error {
+		value, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(value)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	},
 	// mount: try to mount a tmpfs.
 	"mount": func(string) error { return unix.Mount("tmpfs", "/mnt", "tmpfs", 0, "") },
 	// tiocsti: push a keystroke into a terminal that is this process's controlling tty.
