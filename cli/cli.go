@@ -16,6 +16,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/installer"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/statusline"
+	"github.com/claude-sandbox/claude-sandbox/verify"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
@@ -32,6 +33,7 @@ const usage = `usage:
                                              restore a plain Claude Code install (as root)
   claude-sandbox gate                        Claude Code's prompt hook: blocks prompts outside the sandbox
   claude-sandbox statusline                  Claude Code's status line: sandboxed, workspace, network
+  claude-sandbox verify [--json]             inside the sandbox: probe it, one line per check
   claude-sandbox version                     print the version
 `
 
@@ -61,6 +63,8 @@ func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr
 		return gate.Check(launcher.Inside(), p.AllowUnsandboxed, os.Stdin, stderr)
 	case "statusline":
 		return statuslineCmd(p, args[1:], environ, stdout, stderr)
+	case "verify":
+		return verify.Run(p, args[1:], environ, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "claude-sandbox", Version)
 		return 0

@@ -69,6 +69,12 @@ func neverPassed(name string) string {
 	return ""
 }
 
+// PassedByDefault reports whether the launcher passes the variable name from
+// the caller's environment without any conf line (TERM, LANG, ANTHROPIC_*,
+// CLAUDE_CODE_*, the proxies, …). `claude-sandbox verify` uses it to tell a
+// credential that enters by design (ANTHROPIC_API_KEY) from a leak.
+func PassedByDefault(name string) bool { return passedByDefault(name) }
+
 func passedByDefault(name string) bool {
 	if passedNames[name] {
 		return true

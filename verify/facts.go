@@ -1,0 +1,261 @@
+package verify
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/launcher"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// facts are what the checks look at, gathered once. A fact that could not be
+// gathered carries its error, and every check that needs it fails with it.
+type facts struct {
+	paths   launcher.Paths
+	environ []string
+
+	fds    []descriptor // open when verify started
+	fdsErr error
+
+	status    map[string]string // /proc/self/status
+	statusErr error
+
+	procs    []process
+	procsErr error
+
+	mounts    []mount // the visible ones
+	mountsErr error
+
+	conf    *sandbox.Conf
+	confErr error
+
+	launch    *launchView // the plan of this sandbox's launch, recomputed here
+	launchErr error
+}
+
+// launchView is the launch as the launcher saw it: the facts and the plan
+// recomputed with the launcher's own code, from the conf, the passwd
+// database, the launch's working directory and its environment.
+type launchView struct {
+	launch   sandbox.Launch
+	plan     *sandbox.Plan
+	policy   policy
+	firstPID int      // the process bwrap started
+	startEnv []string // the environment bwrap gave it
+}
+
+func gather(p launcher.Paths, environ []string, fds []descriptor, fdsErr error) *facts {
+	f := &facts{paths: p, environ: environ, fds: fds, fdsErr: fdsErr}
+	f.status, f.statusErr = readStatus()
+	f.procs, f.procsErr = processes()
+	f.mounts, f.mountsErr = visibleMounts()
+	f.conf, f.confErr = launcher.LoadConf(p.Conf)
+	f.launch, f.launchErr = f.recomputeLaunch()
+	if f.launchErr != nil {
+		f.launchErr = fmt.Errorf("cannot recompute this sandbox's plan: %v", f.launchErr)
+	}
+	return f
+}
+
+// recomputeLaunch runs the launcher's planning again. The working
+// directory is bwrap's pid 1's, which is the launch's --chdir; the
+// environment is the one bwrap gave the first process. CLAUDE_SANDBOX_*
+// never enter the sandbox, so a session's own protect paths are unknown here.
+func (f *facts) recomputeLaunch() (*launchView, error) {
+	if f.confErr != nil {
+		return nil, f.confErr
+	}
+	if f.procsErr != nil {
+		return nil, f.procsErr
+	}
+	first, err := firstProcess(f.procs)
+	if err != nil {
+		return nil, err
+	}
+	startEnv, err := readEnviron(first)
+	if err != nil {
+		return nil, err
+	}
+	l, err := launcher.Facts(f.paths, startEnv, nil)
+	if err != nil {
+		return nil, err
+	}
+	if l.Cwd, err = os.Readlink("/proc/1/cwd"); err != nil {
+		return nil, err
+	}
+	plan, err := sandbox.Build(f.conf, sandbox.SessionEnv{}, l)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := parsePolicy(plan.Args)
+	if err != nil {
+		return nil, err
+	}
+	return &launchView{launch: l, plan: plan, policy: pol, firstPID: first, startEnv: startEnv}, nil
+}
+
+func readStatus() (map[string]string, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseStatus(f)
+}
+
+// parseStatus reads the "Name:\tvalue" lines of /proc/PID/status.
+func parseStatus(r io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if name, value, ok := strings.Cut(sc.Text(), ":"); ok {
+			out[name] = strings.TrimSpace(value)
+		}
+	}
+	return out, sc.Err()
+}
+
+// descriptor is an open file descriptor and what it refers to.
+type descriptor struct {
+	fd     int
+	target string
+	// inherited is set when the descriptor lacks close-on-exec: one that
+	// has it was opened in this process (the Go runtime opens its cgroup
+	// files before main), since exec would have closed it otherwise.
+	inherited bool
+}
+
+// openDescriptors lists this process's descriptors with raw system calls,
+// so that nothing verify opens through Go's poller is among them.
+func openDescriptors() ([]descriptor, error) {
+	dir, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("/proc/self/fd: %v", err)
+	}
+	defer unix.Close(dir)
+	var names []string
+	buf := make([]byte, 8192)
+	for {
+		n, err := unix.ReadDirent(dir, buf)
+		if err != nil {
+			return nil, fmt.Errorf("/proc/self/fd: %v", err)
+		}
+		if n == 0 {
+			break
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
+	var out []descriptor
+	for _, name := range names {
+		fd, err := strconv.Atoi(name)
+		if err != nil || fd == dir {
+			continue
+		}
+		target, _ := os.Readlink("/proc/self/fd/" + name)
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil {
+			return nil, fmt.Errorf("fcntl(%d, F_GETFD): %v", fd, err)
+		}
+		out = append(out, descriptor{fd, target, flags&unix.FD_CLOEXEC == 0})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].fd < out[j].fd })
+	return out, nil
+}
+
+// process is one entry of /proc.
+type process struct {
+	pid, ppid int
+	comm      string
+}
+
+func processes() ([]process, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []process
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // it exited meanwhile
+		}
+		p, err := parseStat(pid, string(b))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// parseStat reads the command name and parent of /proc/PID/stat, whose
+// name field may itself hold spaces and parentheses.
+func parseStat(pid int, stat string) (process, error) {
+	open, end := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
+	if open < 0 || end < open {
+		return process{}, fmt.Errorf("/proc/%d/stat does not parse", pid)
+	}
+	rest := strings.Fields(stat[end+1:])
+	if len(rest) < 2 {
+		return process{}, fmt.Errorf("/proc/%d/stat does not parse", pid)
+	}
+	ppid, err := strconv.Atoi(rest[1])
+	if err != nil {
+		return process{}, fmt.Errorf("/proc/%d/stat does not parse", pid)
+	}
+	return process{pid: pid, ppid: ppid, comm: stat[open+1 : end]}, nil
+}
+
+// firstProcess is the process bwrap's pid 1 started: Claude itself (or,
+// in the tests, what the stand-in binary ran).
+func firstProcess(procs []process) (int, error) {
+	first := 0
+	for _, p := range procs {
+		if p.ppid == 1 && (first == 0 || p.pid < first) {
+			first = p.pid
+		}
+	}
+	if first == 0 {
+		return 0, errors.New("pid 1 has no child: this is not a sandbox bwrap started")
+	}
+	return first, nil
+}
+
+func readEnviron(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return nil, err
+	}
+	return splitNul(b), nil
+}
+
+func splitNul(b []byte) []string {
+	s := strings.TrimRight(string(b), "\x00")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\x00")
+}
+
+// envNames returns the sorted variable names of an environment.
+func envNames(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,174 @@
+package verify
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/installer"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+)
+
+// homeTmpfs: the home is a tmpfs of the sandbox's own, so nothing of the
+// real home (ssh keys, .netrc, shell history, rc files) is there but what
+// the policy binds back.
+func homeTmpfs(f *facts) (string, error) {
+	if err := firstError(f.mountsErr, f.launchErr); err != nil {
+		return "", err
+	}
+	home := f.launch.launch.Home
+	if err := f.ownTmpfs(home); err != nil {
+		return "", err
+	}
+	return home + " is the sandbox's own tmpfs", nil
+}
+
+// homeMounts: nothing is mounted in the home but what the policy binds
+// there: ~/.claude, ~/.claude.json, the read-only settings, hooks and
+// plugins, the IDE mask, the real binary, share-home entries.
+func homeMounts(f *facts) (string, error) {
+	if err := firstError(f.mountsErr, f.launchErr); err != nil {
+		return "", err
+	}
+	home := f.launch.launch.Home
+	var names, extra []string
+	for _, m := range f.mounts {
+		if m.point == home || !within(home, m.point) {
+			continue
+		}
+		name := "~/" + strings.TrimPrefix(m.point, home+"/")
+		if f.planned(m, false) {
+			names = append(names, name)
+		} else {
+			extra = append(extra, name)
+		}
+	}
+	sort.Strings(extra)
+	sort.Strings(names)
+	switch {
+	case len(extra) > 0:
+		return "", fmt.Errorf("mounted in the home without the policy: %s", strings.Join(extra, ", "))
+	case len(names) == 0:
+		return "nothing is mounted in the home", nil
+	}
+	return "only the policy's: " + strings.Join(names, ", "), nil
+}
+
+// claudeSettingsReadOnly: ~/.claude/settings.json, hooks and plugins are
+// read-only, so the session cannot plant hooks or plugins that run in
+// later sessions or in a Claude outside the sandbox.
+func claudeSettingsReadOnly(f *facts) (string, error) {
+	if f.launchErr != nil {
+		return "", f.launchErr
+	}
+	var paths []string
+	for _, rel := range sandbox.ClaudeReadOnly {
+		paths = append(paths, filepath.Join(f.launch.launch.Home, rel))
+	}
+	return allReadOnly(paths...)
+}
+
+// ideLocksHidden: ~/.claude/ide is a tmpfs of the sandbox's own, so the
+// IDE extension's lock files (the port and token of a websocket whose
+// tools run outside the sandbox) are not there.
+func ideLocksHidden(f *facts) (string, error) {
+	if err := firstError(f.mountsErr, f.launchErr); err != nil {
+		return "", err
+	}
+	ide := filepath.Join(f.launch.launch.Home, ".claude/ide")
+	if err := f.ownTmpfs(ide); err != nil {
+		return "", err
+	}
+	entries, err := os.ReadDir(ide)
+	if err != nil {
+		return "", err
+	}
+	if len(entries) > 0 {
+		return fmt.Sprintf("%s is the sandbox's own tmpfs (%d entries written inside)", ide, len(entries)), nil
+	}
+	return ide + " is the sandbox's own tmpfs, empty", nil
+}
+
+// localBinClaude: ~/.local/bin/claude, the name Claude's self-check
+// expects, is the real binary (same device and inode) and read-only, so
+// the session cannot replace what a later `claude` here runs.
+func localBinClaude(f *facts) (string, error) {
+	if f.launchErr != nil {
+		return "", f.launchErr
+	}
+	p := filepath.Join(f.launch.launch.Home, ".local/bin/claude")
+	if same, err := sameFile(p, f.paths.RealBinary); err != nil {
+		return "", err
+	} else if !same {
+		return "", fmt.Errorf("%s is not the real binary %s", p, f.paths.RealBinary)
+	}
+	if _, err := readOnly(p); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s is %s, read-only", p, f.paths.RealBinary), nil
+}
+
+// claudeOnPath: the `claude` a shell here finds first on PATH is the real
+// binary or the launcher (which, inside, runs the real binary directly),
+// on a read-only mount: nothing the session wrote runs in its place.
+func claudeOnPath(f *facts) (string, error) {
+	p, err := lookPath(f.environ, "claude")
+	if err != nil {
+		return "", err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	what := ""
+	for _, c := range []struct{ path, what string }{
+		{f.paths.RealBinary, "the real Claude Code"},
+		{exe, "the launcher, which inside runs the real binary directly"},
+		{installer.LauncherBinary, "the launcher, which inside runs the real binary directly"},
+	} {
+		if same, _ := sameFile(p, c.path); same && what == "" {
+			what = c.what
+		}
+	}
+	if what == "" {
+		return "", fmt.Errorf("%s is neither the real binary nor the launcher", p)
+	}
+	if _, err := readOnly(p); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s is %s, read-only", p, what), nil
+}
+
+// lookPath finds name on environ's PATH the way a shell does.
+func lookPath(environ []string, name string) (string, error) {
+	path := ""
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s is not on PATH (%s)", name, path)
+}
+
+func sameFile(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
+}

@@ -1,0 +1,293 @@
+package verify
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"golang.org/x/sys/unix"
+)
+
+func TestParseMountinfo(t *testing.T) {
+	in := `66 42 254:0 / / ro,nosuid,nodev,relatime - ext4 /dev/vda rw,discard
+97 66 0:44 / /run rw,nosuid,nodev,relatime - tmpfs tmpfs rw,mode=755
+105 104 254:0 /w/proj/.bin/real-claude /home/my\040user/.local/bin/claude ro,relatime master:3 - ext4 /dev/vda rw
+`
+	got, err := parseMountinfo(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []mount{
+		{id: 66, parent: 42, dev: "254:0", root: "/", point: "/", readOnly: true, fsType: "ext4"},
+		{id: 97, parent: 66, dev: "0:44", root: "/", point: "/run", fsType: "tmpfs"},
+		{id: 105, parent: 104, dev: "254:0", root: "/w/proj/.bin/real-claude", point: "/home/my user/.local/bin/claude", readOnly: true, fsType: "ext4"},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(mount{})); diff != "" {
+		t.Errorf("parseMountinfo mismatch (-want +got):\n%s", diff)
+	}
+	if _, err := parseMountinfo(strings.NewReader("66 42 254:0 / /\n")); err == nil {
+		t.Error("a truncated line parsed")
+	}
+}
+
+func TestUnescapeMountPath(t *testing.T) {
+	for in, want := range map[string]string{
+		`/a\040b`:     "/a b",
+		`/tab\011x`:   "/tab\tx",
+		`/back\134sl`: `/back\sl`,
+		`/plain`:      "/plain",
+		`/short\04`:   `/short\04`,
+	} {
+		if got := unescapeMountPath(in); got != want {
+			t.Errorf("unescapeMountPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	in := "Name:\tclaude\nNoNewPrivs:\t1\nCapEff:\t0000000000000000\nCapBnd:\t000001ffffffffff\nSeccomp:\t2\n"
+	st, err := parseStatus(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st["NoNewPrivs"] != "1" || st["Seccomp"] != "2" || st["Name"] != "claude" {
+		t.Errorf("parseStatus = %v", st)
+	}
+	held, err := nonZeroCaps(st, "CapEff", "CapBnd")
+	if err != nil || len(held) != 1 || held[0] != "CapBnd=000001ffffffffff" {
+		t.Errorf("nonZeroCaps = %v, %v; want only CapBnd", held, err)
+	}
+	if _, err := nonZeroCaps(st, "CapAmb"); err == nil {
+		t.Error("a missing Cap line was not an error")
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	p, err := parseStat(7, "7 (my (odd) name) S 1 7 7 0 -1")
+	if err != nil || p != (process{pid: 7, ppid: 1, comm: "my (odd) name"}) {
+		t.Errorf("parseStat = %+v, %v", p, err)
+	}
+	if _, err := parseStat(7, "7 no parens"); err == nil {
+		t.Error("a stat without a name parsed")
+	}
+}
+
+func TestFirstProcess(t *testing.T) {
+	procs := []process{{1, 0, "bwrap"}, {9, 2, "sh"}, {3, 1, "claude"}, {2, 1, "claude"}}
+	if got, err := firstProcess(procs); err != nil || got != 2 {
+		t.Errorf("firstProcess = %d, %v; want 2", got, err)
+	}
+	if _, err := firstProcess(procs[:1]); err == nil {
+		t.Error("no child of pid 1 was not an error")
+	}
+}
+
+func TestIDMapLines(t *testing.T) {
+	if got := idMapLines("         0          0 4294967295\n"); len(got) != 1 || got[0][2] != "4294967295" {
+		t.Errorf("idMapLines = %v", got)
+	}
+	if got := idMapLines("1000 1000 1\n0 100000 1000\n"); len(got) != 2 {
+		t.Errorf("idMapLines = %v", got)
+	}
+}
+
+func TestLooksSecret(t *testing.T) {
+	for _, name := range []string{
+		"GITHUB_TOKEN", "GH_TOKEN", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID",
+		"PGPASSWORD", "MYSQL_PWD_PASSWD", "GOOGLE_APPLICATION_CREDENTIALS", "SSH_PRIVATE", "NPM_CONFIG__AUTH",
+		"OPENAI_APIKEY", "AZURE_DEVOPS_PAT", "SESSION_COOKIE", "db_password", "GPG_KEYS", "SMTP_PASS",
+	} {
+		if !looksSecret(name) {
+			t.Errorf("looksSecret(%q) = false", name)
+		}
+	}
+	for _, name := range []string{"PATH", "HOME", "TERM", "KEYBOARD_LAYOUT", "GIT_AUTHOR_NAME", "PASSENGER", "MONKEY", "PWD", "LANG"} {
+		if looksSecret(name) {
+			t.Errorf("looksSecret(%q) = true", name)
+		}
+	}
+}
+
+func TestParseNetUnix(t *testing.T) {
+	in := `Num       RefCount Protocol Flags    Type St Inode Path
+0000000000000000: 00000002 00000000 00010000 0001 01 1001 /run/docker.sock
+0000000000000000: 00000002 00000000 00010000 0001 01 1002 @abstract-name
+0000000000000000: 00000002 00000000 00000000 0002 01 1003 /dev/log
+0000000000000000: 00000002 00000000 00000000 0005 01 1004 /run/with space.sock
+0000000000000000: 00000003 00000000 00000000 0001 03 1005
+0000000000000000: 00000002 00000000 00010000 0001 01 1006 /run/docker.sock
+`
+	got, err := parseNetUnix(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []unixSocket{
+		{"unix", "/run/docker.sock"}, {"unix", "@abstract-name"}, {"unixgram", "/dev/log"}, {"unixpacket", "/run/with space.sock"},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(unixSocket{})); diff != "" {
+		t.Errorf("parseNetUnix mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// testPlan builds a real plan, as the launcher would, for a workspace with
+// a git directory and a home, both in a temporary directory.
+func testPlan(t *testing.T, conf string) *sandbox.Plan {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, home := filepath.Join(dir, "proj"), filepath.Join(dir, "home")
+	for _, d := range []string{filepath.Join(ws, ".git"), home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := sandbox.ParseConf("test.conf", strings.NewReader(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := sandbox.Launch{User: "u", Home: home, Shell: "/bin/sh", Cwd: ws, Environ: []string{"TERM=xterm", "SECRET=x"},
+		RealBinary: "/usr/libexec/claude-sandbox/claude", Masks: []string{"/run", "/tmp"}}
+	plan, err := sandbox.Build(c, sandbox.SessionEnv{}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+// Every bwrap option the policy uses is one verify knows, so a new rule in
+// sandbox.Build cannot slip past planned-mounts and writable-mounts.
+func TestParsePolicyKnowsEveryOption(t *testing.T) {
+	plan := testPlan(t, "share-home = .gitconfig\npass-env = MY_VAR\n")
+	pol, err := parsePolicy(plan.Args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pol.env["TERM"] != "xterm" || pol.env["IS_SANDBOX"] != "1" || pol.env["SECRET"] != "" {
+		t.Errorf("policy environment = %v", pol.env)
+	}
+	final := pol.final()
+	for point, kind := range map[string]string{
+		"/":    "--ro-bind",
+		"/dev": "--dev", "/proc": "--proc", "/run": "--tmpfs", "/tmp": "--tmpfs",
+		plan.Workspace:                                    "--bind",
+		plan.Workspace + "/.git/config":                   "--ro-bind",
+		plan.Workspace + "/.git":                          "--bind",
+		filepath.Dir(plan.Workspace) + "/home/.gitconfig": "--ro-bind-try",
+	} {
+		if got := final[point].kind; got != kind {
+			t.Errorf("planned mount at %s is %q, want %q", point, got, kind)
+		}
+	}
+}
+
+func TestParsePolicyRefusesUnknown(t *testing.T) {
+	for _, args := range [][]string{{"--overlay-src", "/x"}, {"--bind", "/only-one"}} {
+		if _, err := parsePolicy(args); err == nil {
+			t.Errorf("parsePolicy(%q) accepted it", args)
+		}
+	}
+}
+
+func TestFinalIsTheLastMount(t *testing.T) {
+	pol, err := parsePolicy([]string{"--tmpfs", "/run", "--ro-bind", "/run", "/run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pol.final()["/run"].kind; got != "--ro-bind" {
+		t.Errorf("final()[/run] = %q, want the later --ro-bind", got)
+	}
+}
+
+func TestPlanned(t *testing.T) {
+	f := &facts{
+		mounts: []mount{
+			{point: "/w", dev: "8:1", root: "/srv/w"},
+			{point: "/w/.git", dev: "8:1", root: "/srv/w/.git"}, // a pin the session asked for
+			{point: "/w/evil", dev: "8:1", root: "/etc"},        // another directory, shown in the workspace
+			{point: "/w/other", dev: "8:2", root: "/other"},
+			{point: "/dev/null", dev: "0:6", root: "/null"},
+			{point: "/home/u/.claude/settings.json", readOnly: true},
+		},
+		launch: &launchView{
+			plan: &sandbox.Plan{Workspace: "/w"},
+			policy: policy{mounts: []plannedMount{
+				{"/w", "--bind"}, {"/dev", "--dev"}, {"/home/u/.claude/settings.json", "--ro-bind"},
+			}},
+		},
+	}
+	for i, want := range []struct{ any, writable bool }{
+		{true, true}, {true, true}, {false, false}, {false, false}, {true, true}, {true, false},
+	} {
+		m := f.mounts[i]
+		if got := f.planned(m, false); got != want.any {
+			t.Errorf("planned(%s, false) = %v, want %v", m.point, got, want.any)
+		}
+		if got := f.planned(m, true); got != want.writable {
+			t.Errorf("planned(%s, true) = %v, want %v", m.point, got, want.writable)
+		}
+	}
+}
+
+func TestMaskGroupsAreTheMaskedDirs(t *testing.T) {
+	var groups []string
+	for _, g := range [][]string{runDirs, tmpDirs, homeDirs, projectDirs} {
+		groups = append(groups, g...)
+	}
+	if diff := cmp.Diff(sandbox.MaskedDirs, groups, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("the checks' mask groups are not sandbox.MaskedDirs (-want +got):\n%s", diff)
+	}
+}
+
+func TestRefusedAll(t *testing.T) {
+	if _, err := refusedAll([]string{"a", "b"}, []error{unix.EPERM, unix.EPERM}); err != nil {
+		t.Errorf("two EPERMs: %v", err)
+	}
+	if _, err := refusedAll([]string{"a"}, []error{nil}); err == nil || !strings.Contains(err.Error(), "a succeeded") {
+		t.Errorf("a success: %v", err)
+	}
+	if _, err := refusedAll([]string{"a"}, []error{unix.EBADF}); err == nil || !strings.Contains(err.Error(), "not EPERM") {
+		t.Errorf("EBADF: %v", err)
+	}
+	wrapped := errors.Join(errors.New("context"), unix.EPERM)
+	if _, err := refusedAll([]string{"a"}, []error{wrapped}); err != nil {
+		t.Errorf("a wrapped EPERM: %v", err)
+	}
+}
+
+func TestExistingAncestor(t *testing.T) {
+	dir := t.TempDir()
+	if got := existingAncestor(filepath.Join(dir, "a/b/c")); got != dir {
+		t.Errorf("existingAncestor = %q, want %q", got, dir)
+	}
+	if got := existingAncestor(dir); got != dir {
+		t.Errorf("existingAncestor of an existing path = %q", got)
+	}
+}
+
+func TestLookPath(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte("#!/bin/sh\n"), 0o644); err != nil { // not executable
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := lookPath([]string{"PATH=" + dir + ":" + bin}, "claude")
+	if err != nil || got != filepath.Join(bin, "claude") {
+		t.Errorf("lookPath = %q, %v", got, err)
+	}
+	if _, err := lookPath([]string{"PATH=" + dir}, "claude"); err == nil {
+		t.Error("a non-executable file was found")
+	}
+}

@@ -1,0 +1,122 @@
+// Package verify is `claude-sandbox verify`. Run inside the sandbox (from
+// Claude's shell, or by Claude through the /verify-sandbox command), it
+// checks that the live sandbox is the one the policy describes: each check
+// asks the kernel (a refused system call, a read-only mount, a mount id, the
+// capability sets) rather than trusting a file or a variable the session
+// could have changed. docs/verify.md lists every check.
+package verify
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/claude-sandbox/claude-sandbox/launcher"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+)
+
+// Result is one check's outcome. Detail names paths, variables and counts,
+// never a secret's value.
+type Result struct {
+	ID     string `json:"id"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+const usage = "usage: claude-sandbox verify [--json]"
+
+// maxStatus keeps the failure count below launcher.ExitRefused, which
+// means "not inside the sandbox".
+const maxStatus = launcher.ExitRefused - 1
+
+// Run is `claude-sandbox verify`: it runs every check, prints a table (or
+// JSON with --json), and returns the number of failed checks. Outside the
+// sandbox it refuses with launcher.ExitRefused; a usage error is 2.
+func Run(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) int {
+	// First, before verify itself opens anything.
+	fds, fdsErr := openDescriptors()
+	asJSON := false
+	for _, a := range args {
+		switch {
+		case a == "--json":
+			asJSON = true
+		case a == "-h" || a == "--help":
+			fmt.Fprintln(stdout, usage)
+			return 0
+		case strings.HasPrefix(a, "-"):
+			fmt.Fprintf(stderr, "claude-sandbox verify: unknown flag %q (%s)\n", a, usage)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "claude-sandbox verify: unexpected argument %q (%s)\n", a, usage)
+			return 2
+		}
+	}
+	// Only the marker decides whether to run: a sandbox that has the marker
+	// but lost its confinement is exactly what the checks must report.
+	if fi, err := os.Lstat(sandbox.InsideMarker); err != nil || !fi.IsDir() {
+		fmt.Fprintf(stderr, "claude-sandbox verify: not inside the sandbox: %s is missing; start Claude with claude, then run /verify-sandbox or claude-sandbox verify from its shell\n", sandbox.InsideMarker)
+		return launcher.ExitRefused
+	}
+	results := runAll(gather(p, environ, fds, fdsErr))
+	if asJSON {
+		writeJSON(stdout, results)
+	} else {
+		writeTable(stdout, results)
+	}
+	return exitStatus(results)
+}
+
+// exitStatus is the number of failed checks, capped at maxStatus.
+func exitStatus(results []Result) int {
+	return min(failures(results), maxStatus)
+}
+
+func runAll(f *facts) []Result {
+	out := make([]Result, 0, len(checks))
+	for _, c := range checks {
+		detail, err := c.run(f)
+		if err != nil {
+			out = append(out, Result{ID: c.id, Detail: oneLine(err.Error())})
+		} else {
+			out = append(out, Result{ID: c.id, OK: true, Detail: oneLine(detail)})
+		}
+	}
+	return out
+}
+
+// oneLine keeps a detail on its table row.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func failures(results []Result) int {
+	n := 0
+	for _, r := range results {
+		if !r.OK {
+			n++
+		}
+	}
+	return n
+}
+
+func writeTable(w io.Writer, results []Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "check\tresult\tdetail")
+	for _, r := range results {
+		result := "ok"
+		if !r.OK {
+			result = "FAIL"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, result, r.Detail)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d checks, %d failed\n", len(results), failures(results))
+}
+
+func writeJSON(w io.Writer, results []Result) {
+	b, _ := json.MarshalIndent(results, "", "  ") // a slice of plain structs always marshals
+	fmt.Fprintf(w, "%s\n", b)
+}

@@ -1,0 +1,125 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/launcher"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+)
+
+var sample = []Result{
+	{ID: "capabilities", OK: true, Detail: "CapEff, CapPrm, CapInh and CapAmb are zero"},
+	{ID: "seccomp-filter", Detail: "seccomp mode is 0, not 2 (filter): no syscall filter is installed"},
+	{ID: "home-tmpfs", OK: true, Detail: "/home/u is the sandbox's own tmpfs"},
+}
+
+func TestWriteTable(t *testing.T) {
+	var b bytes.Buffer
+	writeTable(&b, sample)
+	want := `check           result  detail
+capabilities    ok      CapEff, CapPrm, CapInh and CapAmb are zero
+seccomp-filter  FAIL    seccomp mode is 0, not 2 (filter): no syscall filter is installed
+home-tmpfs      ok      /home/u is the sandbox's own tmpfs
+3 checks, 1 failed
+`
+	if b.String() != want {
+		t.Errorf("writeTable:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	var b bytes.Buffer
+	writeJSON(&b, sample)
+	var got []map[string]any
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatalf("the JSON does not parse: %v\n%s", err, b.String())
+	}
+	if len(got) != 3 || got[1]["id"] != "seccomp-filter" || got[1]["ok"] != false || got[0]["ok"] != true {
+		t.Errorf("writeJSON = %v", got)
+	}
+	for _, r := range got {
+		if len(r) != 3 {
+			t.Errorf("a result has fields %v, want id, ok and detail", r)
+		}
+	}
+}
+
+func TestRunAllKeepsDetailsOnOneLine(t *testing.T) {
+	saved := checks
+	defer func() { checks = saved }()
+	checks = []check{
+		{"holds", func(*facts) (string, error) { return "a\nb\tc", nil }},
+		{"fails", func(*facts) (string, error) { return "", os.ErrPermission }},
+	}
+	got := runAll(&facts{})
+	want := []Result{{ID: "holds", OK: true, Detail: "a b c"}, {ID: "fails", Detail: "permission denied"}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("runAll = %+v, want %+v", got, want)
+	}
+}
+
+// Ids are kebab-case, unique, at least 25, and each is explained in docs/verify.md.
+func TestCheckIDs(t *testing.T) {
+	doc, err := os.ReadFile("../docs/verify.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kebab := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	seen := map[string]bool{}
+	for _, c := range checks {
+		if !kebab.MatchString(c.id) || seen[c.id] {
+			t.Errorf("check id %q is not kebab-case or is repeated", c.id)
+		}
+		seen[c.id] = true
+		if !strings.Contains(string(doc), "| `"+c.id+"` |") {
+			t.Errorf("docs/verify.md has no row for %s", c.id)
+		}
+	}
+	if len(checks) < 25 {
+		t.Errorf("%d checks, want at least 25", len(checks))
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	for _, tt := range []struct {
+		args   []string
+		status int
+		out    string
+	}{
+		{[]string{"--bogus"}, 2, `claude-sandbox verify: unknown flag "--bogus" (usage: claude-sandbox verify [--json])` + "\n"},
+		{[]string{"extra"}, 2, `claude-sandbox verify: unexpected argument "extra" (usage: claude-sandbox verify [--json])` + "\n"},
+		{[]string{"--help"}, 0, ""},
+	} {
+		var stdout, stderr bytes.Buffer
+		if got := Run(launcher.Default, tt.args, nil, &stdout, &stderr); got != tt.status || stderr.String() != tt.out {
+			t.Errorf("Run(%q) = %d, stderr %q; want %d, %q", tt.args, got, stderr.String(), tt.status, tt.out)
+		}
+	}
+}
+
+func TestRunOutside(t *testing.T) {
+	if _, err := os.Lstat(sandbox.InsideMarker); err == nil {
+		t.Skip("the tests run inside a sandbox")
+	}
+	var stdout, stderr bytes.Buffer
+	if got := Run(launcher.Default, []string{"--json"}, nil, &stdout, &stderr); got != launcher.ExitRefused {
+		t.Errorf("Run outside = %d, want %d", got, launcher.ExitRefused)
+	}
+	if stdout.Len() > 0 || !strings.HasPrefix(stderr.String(), "claude-sandbox verify: not inside the sandbox: ") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("Run outside printed stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
+
+func TestStatusIsCapped(t *testing.T) {
+	if got := exitStatus(sample); got != 1 {
+		t.Errorf("status for 1 failure = %d, want 1", got)
+	}
+	if got := exitStatus(make([]Result, 300)); got != 124 {
+		t.Errorf("status for 300 failures = %d, want 124", got)
+	}
+}

@@ -1,0 +1,139 @@
+package verify
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// workspaceWritable: the workspace the policy names is mounted and
+// writable: the sandbox is usable, and it is this workspace.
+func workspaceWritable(f *facts) (string, error) {
+	if err := firstError(f.mountsErr, f.launchErr); err != nil {
+		return "", err
+	}
+	ws := f.launch.plan.Workspace
+	if _, ok := f.mountAt(ws); !ok {
+		return "", fmt.Errorf("the workspace %s is not mounted: the sandbox bound another directory", ws)
+	}
+	if err := unix.Access(ws, unix.W_OK); err != nil {
+		return "", fmt.Errorf("the workspace %s is not writable: %v", ws, err)
+	}
+	return ws + " is mounted and writable", nil
+}
+
+// protectedPathsReadOnly: every protected workspace path of the plan (the
+// defaults, protect lines, paths derived from git and dev container
+// files, stubs for missing ones) is read-only, and every directory on the
+// way to one is pinned (a mount point cannot be renamed, so none can be
+// moved aside and replaced).
+func protectedPathsReadOnly(f *facts) (string, error) {
+	if err := firstError(f.mountsErr, f.launchErr); err != nil {
+		return "", err
+	}
+	ws := f.launch.plan.Workspace
+	final := f.launch.policy.final()
+	points := make([]string, 0, len(final))
+	for point := range final {
+		if point != ws && within(ws, point) {
+			points = append(points, point)
+		}
+	}
+	sort.Strings(points)
+	var held []string
+	pins := 0
+	for _, point := range points {
+		rel := strings.TrimPrefix(point, ws+"/")
+		if final[point].readOnly() {
+			if _, err := readOnly(point); err != nil {
+				return "", fmt.Errorf("protected %s: %v", rel, err)
+			}
+			held = append(held, rel)
+			continue
+		}
+		if _, ok := f.mountAt(point); !ok {
+			return "", fmt.Errorf("%s is not pinned: it could be renamed and replaced", rel)
+		}
+		pins++
+	}
+	return fmt.Sprintf("%d read-only (%s); %d directories on the way pinned", len(held), strings.Join(held, ", "), pins), nil
+}
+
+// plannedMounts: every mount of the plan is in place, read-only exactly
+// where the plan says so: the policy was applied in full. In the
+// workspace, read-only where the plan pins, or a read-only directory
+// holding a planned path, is a stub the launcher made for a path that was
+// missing at launch (recomputed here, the stub exists and the plan looks
+// below it), and holds at least as much.
+func plannedMounts(f *facts) (string, error) {
+	if err := firstError(f.mountsErr, f.launchErr); err != nil {
+		return "", err
+	}
+	final := f.launch.policy.final()
+	points := make([]string, 0, len(final))
+	for point := range final {
+		points = append(points, point)
+	}
+	sort.Strings(points)
+	var wrong []string
+	absent, stubbed := 0, 0
+	for _, point := range points {
+		pm := final[point]
+		m, ok := f.mountAt(point)
+		wantFS := map[string]string{"--tmpfs": "tmpfs", "--dev": "tmpfs", "--proc": "proc"}[pm.kind]
+		switch {
+		case !ok && pm.kind == "--ro-bind-try":
+			absent++
+		case (!ok || (m.readOnly && pm.kind == "--bind")) && f.heldByStub(point):
+			stubbed++
+		case !ok:
+			wrong = append(wrong, point+" is not mounted")
+		case m.readOnly != pm.readOnly():
+			wrong = append(wrong, fmt.Sprintf("%s is %s", point, map[bool]string{true: "read-only", false: "writable"}[m.readOnly]))
+		case wantFS != "" && m.fsType != wantFS:
+			wrong = append(wrong, fmt.Sprintf("%s is %s, not %s", point, m.fsType, wantFS))
+		}
+	}
+	if len(wrong) > 0 {
+		return "", fmt.Errorf("the plan is not applied: %s", strings.Join(wrong, "; "))
+	}
+	return fmt.Sprintf("all %d mounts of the plan are in place (%d held by a stub's read-only directory, %d optional share-home binds absent)", len(points)-absent, stubbed, absent), nil
+}
+
+// heldByStub reports whether point lies in the workspace at or below a
+// read-only mount there.
+func (f *facts) heldByStub(point string) bool {
+	ws := f.launch.plan.Workspace
+	for _, m := range f.mounts {
+		if m.readOnly && m.point != ws && within(ws, m.point) && within(m.point, point) {
+			return true
+		}
+	}
+	return false
+}
+
+// writableMounts: every writable mount is one the policy makes writable
+// (the workspace, allow-write paths, ~/.claude, ~/.claude.json, the tmpfs
+// masks) or bwrap's own /dev and /proc: nothing else can be written.
+func writableMounts(f *facts) (string, error) {
+	if err := firstError(f.mountsErr, f.launchErr); err != nil {
+		return "", err
+	}
+	var extra []string
+	n := 0
+	for _, m := range f.mounts {
+		if m.readOnly {
+			continue
+		}
+		n++
+		if !f.planned(m, true) {
+			extra = append(extra, m.point)
+		}
+	}
+	if len(extra) > 0 {
+		return "", fmt.Errorf("writable without the policy: %s", strings.Join(extra, ", "))
+	}
+	return fmt.Sprintf("%d writable mounts, all the policy's", n), nil
+}
