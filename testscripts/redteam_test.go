@@ -63,6 +63,7 @@ var redteamCases = []redteamCase{
 	{Name: "profile-forge", Category: "forge the marker", Command: "echo 'export IS_SANDBOX=1 CLAUDE_SANDBOX_ALLOW_WRITE=/' >> ~/.profile 2>&1", Host: `grep -q CLAUDE_SANDBOX_ALLOW_WRITE "$HOME_DIR/.profile" && echo ESCAPED`},
 	{Name: "sudo-capabilities", Category: "gain privileges", Command: "sudo -n grep CapEff /proc/self/status 2>&1; grep CapEff /proc/self/status", Shows: regexp.MustCompile(`CapEff:\s*0*[1-9a-f]`)},
 	{Name: "user-namespace", Category: "gain privileges", Command: "unshare -r grep CapEff /proc/self/status 2>&1", Shows: regexp.MustCompile(`CapEff:\s*0*[1-9a-f]`)},
+	{Name: "kernel-core-pattern", Category: "gain privileges", Command: "v=$(cat /proc/sys/kernel/core_pattern); printf '%s\\n' \"$v\" > /proc/sys/kernel/core_pattern 2>&1 && echo SYSCTL-WRITTEN; printf '%s\\n' \"$v\" | sudo -n tee /proc/sys/kernel/core_pattern >/dev/null 2>&1 && echo SYSCTL-WRITTEN", Shows: regexp.MustCompile(`(?m)^SYSCTL-WRITTEN$`)},
 	{Name: "mount", Category: "gain privileges", Command: "mount -t tmpfs none /mnt 2>&1 && echo MOUNTED; sudo -n mount -t tmpfs none /mnt 2>&1 && echo MOUNTED; unshare -rm sh -c 'mount -t tmpfs none /mnt && echo MOUNTED' 2>&1", Shows: regexp.MustCompile(`(?m)^MOUNTED$`)},
 }
 
