@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // A red-team case is one Bash command the model runs, written as an attacker
@@ -214,5 +216,25 @@ func TestRedteamDocs(t *testing.T) {
 		if (c.Known != "") != strings.Contains(string(row), "**known gap**") {
 			t.Errorf("docs/redteam.md: case %s: the row and the case disagree on whether it is a known gap", c.Name)
 		}
+	}
+}
+
+// TestRedteamReadme keeps the README's table of the last run equal to the
+// suite's golden, which every run must reproduce.
+func TestRedteamReadme(t *testing.T) {
+	script, err := os.ReadFile("redteam.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const head = "case                   category"
+	_, golden, _ := strings.Cut(string(script), head)
+	_, shown, _ := strings.Cut(string(readme), head)
+	shown, _, _ = strings.Cut(shown, "```")
+	if golden == "" || shown != golden {
+		t.Errorf("README.md's red-team table differs from the golden in redteam.txtar; copy it from there:\n%s", cmp.Diff(golden, shown))
 	}
 }
