@@ -238,3 +238,41 @@ func TestRedteamReadme(t *testing.T) {
 		t.Errorf("README.md's red-team table differs from the golden in redteam.txtar; copy it from there:\n%s", cmp.Diff(golden, shown))
 	}
 }
+
+// redteamVerify reads the stand-in's record of a /verify-sandbox session,
+// whose one step ran `claude-sandbox verify --json`, and prints how many
+// checks ran and which failed.
+//
+//	redteam-verify RESULTS
+func redteamVerify(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: redteam-verify RESULTS")
+		return 2
+	}
+	var results []*standinResult
+	data, err := os.ReadFile(args[0])
+	if err == nil {
+		err = json.Unmarshal(data, &results)
+	}
+	if err != nil || len(results) != 1 || results[0] == nil {
+		fmt.Fprintf(os.Stderr, "redteam-verify: %s: no result (%v)\n", args[0], err)
+		return 1
+	}
+	out := results[0].Output
+	var checks []struct {
+		ID string `json:"id"`
+		OK bool   `json:"ok"`
+	}
+	if i := strings.Index(out, "["); i < 0 || json.Unmarshal([]byte(out[i:]), &checks) != nil {
+		fmt.Fprintf(os.Stderr, "redteam-verify: the output is not verify's JSON: %.300s\n", out)
+		return 1
+	}
+	var failed []string
+	for _, c := range checks {
+		if !c.OK {
+			failed = append(failed, c.ID)
+		}
+	}
+	fmt.Printf("%d checks, %d failed %v\n", len(checks), len(failed), failed)
+	return 0
+}

@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 		"redteam-script":   func() { os.Exit(redteamScript(os.Args[1:])) },
 		"redteam-verdicts": func() { os.Exit(redteamVerdicts(os.Args[1:])) },
 		"redteam-table":    func() { os.Exit(redteamTable(os.Args[1:])) },
+		"redteam-verify":   func() { os.Exit(redteamVerify(os.Args[1:])) },
 	})
 }
 

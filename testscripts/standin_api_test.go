@@ -1,6 +1,7 @@
 package testscripts
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,7 +26,8 @@ import (
 // result first arrives, its After command runs on the host (sh -c, with the
 // stand-in's environment) before anything else happens, so it sees the
 // host as that step left it. Every result and After output is written to
-// RESULTS as a JSON list indexed like SCRIPT. The server's URL goes to
+// RESULTS as a JSON list indexed like SCRIPT, and every request body is
+// appended to RESULTS.requests, one per line. The server's URL goes to
 // URLFILE. Responses are server-sent events when asked for, as Claude Code
 // does.
 func standinAPI(args []string) int {
@@ -53,6 +55,10 @@ func standinAPI(args []string) int {
 	}
 	handler := func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if f, err := os.OpenFile(args[1]+".requests", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+			f.Write(append(bytes.ReplaceAll(body, []byte("\n"), nil), '\n'))
+			f.Close()
+		}
 		var req struct {
 			Tools []struct {
 				Name string `json:"name"`
