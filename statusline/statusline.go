@@ -36,10 +36,13 @@ func Render(inside bool, network, home string, stdin io.Reader, stdout io.Writer
 	}
 	parts := []string{"⚠ NOT SANDBOXED (start Claude with `claude`)"}
 	if inside {
-		parts = []string{"🔒 sandboxed", "network " + network}
+		parts[0] = "🔒 sandboxed"
 	}
 	if dir != "" {
-		parts = append(parts[:1], append([]string{dir}, parts[1:]...)...)
+		parts = append(parts, dir)
+	}
+	if inside {
+		parts = append(parts, "network "+network)
 	}
 	fmt.Fprintln(stdout, strings.Join(parts, " · "))
 }
