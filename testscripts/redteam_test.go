@@ -83,9 +83,8 @@ func redteamScript(args []string) int {
 	for _, c := range redteamCases {
 		steps = append(steps, standinStep{Command: fill(c.Command), After: fill(c.Host)})
 	}
-	b, _ := json.Marshal(steps)
-	if err := os.WriteFile(args[2], b, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if err := writeJSON(args[2], steps); err != nil {
+		fmt.Fprintln(os.Stderr, "redteam-script:", err)
 		return 1
 	}
 	return 0
@@ -100,11 +99,7 @@ func redteamVerdicts(args []string) int {
 		return 2
 	}
 	var results []*standinResult
-	data, err := os.ReadFile(args[0])
-	if err == nil {
-		err = json.Unmarshal(data, &results)
-	}
-	if err != nil {
+	if err := readJSON(args[0], &results); err != nil {
 		fmt.Fprintln(os.Stderr, "redteam-verdicts:", err)
 		return 1
 	}
@@ -125,9 +120,8 @@ func redteamVerdicts(args []string) int {
 			verdicts[i] = "ESCAPED"
 		}
 	}
-	b, _ := json.Marshal(verdicts)
-	if err := os.WriteFile(args[1], b, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if err := writeJSON(args[1], verdicts); err != nil {
+		fmt.Fprintln(os.Stderr, "redteam-verdicts:", err)
 		return 1
 	}
 	return 0
@@ -147,10 +141,7 @@ func redteamTable(args []string) int {
 	}
 	load := func(path string) []string {
 		var v []string
-		data, err := os.ReadFile(path)
-		if err == nil {
-			err = json.Unmarshal(data, &v)
-		}
+		err := readJSON(path, &v)
 		if err != nil || len(v) != len(redteamCases) {
 			fmt.Fprintf(os.Stderr, "redteam-table: %s: %v\n", path, err)
 			os.Exit(1)
@@ -250,10 +241,7 @@ func redteamVerify(args []string) int {
 		return 2
 	}
 	var results []*standinResult
-	data, err := os.ReadFile(args[0])
-	if err == nil {
-		err = json.Unmarshal(data, &results)
-	}
+	err := readJSON(args[0], &results)
 	if err != nil || len(results) != 1 || results[0] == nil {
 		fmt.Fprintf(os.Stderr, "redteam-verify: %s: no result (%v)\n", args[0], err)
 		return 1
@@ -275,4 +263,20 @@ func redteamVerify(args []string) int {
 	}
 	fmt.Printf("%d checks, %d failed %v\n", len(checks), len(failed), failed)
 	return 0
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

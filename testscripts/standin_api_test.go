@@ -36,11 +36,7 @@ func standinAPI(args []string) int {
 		return 2
 	}
 	var script []standinStep
-	data, err := os.ReadFile(args[0])
-	if err == nil {
-		err = json.Unmarshal(data, &script)
-	}
-	if err != nil {
+	if err := readJSON(args[0], &script); err != nil {
 		fmt.Fprintln(os.Stderr, "standin-api:", err)
 		return 1
 	}
