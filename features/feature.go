@@ -1,0 +1,87 @@
+// Package features builds the devcontainer feature: the top-level
+// devcontainer-feature.json is the source of the metadata, and
+// features/src/claude-sandbox is the feature as the devcontainer CLI
+// packages it (the metadata copied there, install.sh, the README, and the
+// static binaries for each architecture under bin/).
+package features
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// Paths relative to the module root.
+const (
+	Source = "devcontainer-feature.json"        // the metadata, edited by hand
+	Dir    = "features/src/claude-sandbox"      // the feature the CLI packages
+	Copy   = Dir + "/devcontainer-feature.json" // generated from Source
+)
+
+// Arches are the architectures the feature ships binaries for.
+var Arches = []string{"amd64", "arm64"}
+
+// Metadata is the part of the metadata the build reads.
+type Metadata struct {
+	ID      string `json:"id"`
+	Version string `json:"version"`
+}
+
+// ReadMetadata reads the source metadata under the module root.
+func ReadMetadata(root string) (Metadata, error) {
+	var m Metadata
+	data, err := os.ReadFile(filepath.Join(root, Source))
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("%s: %v", Source, err)
+	}
+	if m.ID == "" || m.Version == "" {
+		return m, fmt.Errorf("%s: id and version are required", Source)
+	}
+	return m, nil
+}
+
+// Sync writes the feature's copy of the metadata from the source. The copy
+// is byte for byte the source, so a test can tell when one was edited
+// without the other.
+func Sync(root string) error {
+	data, err := os.ReadFile(filepath.Join(root, Source))
+	if err != nil {
+		return err
+	}
+	dst := filepath.Join(root, Copy)
+	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
+
+// BinaryName is the shipped binary for arch, relative to Dir.
+func BinaryName(arch string) string { return "bin/claude-sandbox-linux-" + arch }
+
+// BuildBinaries builds the static claude-sandbox for every architecture
+// into the feature, stamped with the feature's version, so an image build
+// needs no network for our own code.
+func BuildBinaries(root string) error {
+	m, err := ReadMetadata(root)
+	if err != nil {
+		return err
+	}
+	for _, arch := range Arches {
+		out := filepath.Join(root, Dir, BinaryName(arch))
+		cmd := exec.Command("go", "build", "-trimpath",
+			"-ldflags", "-s -w -X github.com/claude-sandbox/claude-sandbox/cli.Version="+m.Version,
+			"-o", out, "./cmd/claude-sandbox")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s for %s: %v\n%s", out, arch, err, b)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# The claude-sandbox devcontainer feature: runs as root at image build, with
+# the options as upper-cased variables (CLAUDEVERSION, ALLOWWRITE, ...) and
+# the CLI's _REMOTE_USER and friends. It picks the prebuilt static binary
+# for this machine and runs its installer, which copies the binary out of
+# this directory (deleted after the build) to /usr/libexec/claude-sandbox.
+set -eu
+set -f # option values are never globs
+
+here=$(cd "$(dirname "$0")" && pwd)
+case "$(uname -m)" in
+x86_64 | amd64) arch=amd64 ;;
+aarch64 | arm64) arch=arm64 ;;
+*)
+	echo "claude-sandbox feature: no build for $(uname -m) (amd64 and arm64 are shipped)" >&2
+	exit 1
+	;;
+esac
+bin="$here/bin/claude-sandbox-linux-$arch"
+if [ ! -x "$bin" ]; then
+	echo "claude-sandbox feature: $bin is missing; the package was not built with 'mage feature:package'" >&2
+	exit 1
+fi
+
+# Namespaces are often unavailable while an image builds; the container's
+# postStartCommand checks the sandbox on the host it runs on.
+set -- install --skip-probe
+user=${REMOTEUSER:-${_REMOTE_USER:-}}
+[ -n "$user" ] && set -- "$@" --user "$user"
+[ -n "${CLAUDEVERSION:-}" ] && set -- "$@" --claude-version "$CLAUDEVERSION"
+[ "${NOFORGE:-false}" = true ] && set -- "$@" --no-forge
+
+# Comma-separated lists, one flag per item; blanks around items are dropped.
+add_list() {
+	flag=$1
+	list=$2
+	old_ifs=$IFS
+	IFS=,
+	for item in $list; do
+		item=$(printf '%s' "$item" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
+		[ -n "$item" ] && set_args="$set_args$(printf '%s\n%s' "$flag" "$item")
+"
+	done
+	IFS=$old_ifs
+}
+set_args=
+add_list --allow-write "${ALLOWWRITE:-}"
+add_list --pass-env "${PASSENV:-}"
+add_list --protect "${PROTECT:-}"
+if [ -n "$set_args" ]; then
+	old_ifs=$IFS
+	IFS='
+'
+	# shellcheck disable=SC2086 # one argument per line, split on newlines only
+	set -- "$@" $set_args
+	IFS=$old_ifs
+fi
+
+exec "$bin" "$@"
