@@ -31,6 +31,9 @@ const usage = `usage:
                                              --help lists the flags)
   claude-sandbox uninstall [--dry-run] [--user NAME] [--root DIR]
                                              restore a plain Claude Code install (as root)
+  claude-sandbox container-start [--skip-probe] [--root DIR]
+                                             the devcontainer feature's postStartCommand (as the user):
+                                             link ~/.claude into /user-terminal-config, check the sandbox starts
   claude-sandbox gate                        Claude Code's prompt hook: blocks prompts outside the sandbox
   claude-sandbox statusline                  Claude Code's status line: sandboxed, workspace, network
   claude-sandbox verify [--json]             inside the sandbox: probe it, one line per check
@@ -55,6 +58,8 @@ func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr
 		return installCmd(args[1:], environ, stdout, stderr)
 	case "uninstall":
 		return uninstallCmd(args[1:], environ, stdout, stderr)
+	case "container-start":
+		return containerStartCmd(args[1:], stdout, stderr)
 	case "gate":
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "claude-sandbox gate: unexpected argument %q (it reads the hook's input on stdin)\n", args[1])
@@ -221,6 +226,29 @@ func uninstallCmd(args, environ []string, stdout, stderr io.Writer) int {
 	}
 	if err := installer.Uninstall(o, environ, stdout); err != nil {
 		fmt.Fprintf(stderr, "claude-sandbox uninstall: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func containerStartCmd(args []string, stdout, stderr io.Writer) int {
+	var o installer.Options
+	fs := flag.NewFlagSet("claude-sandbox container-start", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.Root, "root", "/", "act under `DIR` instead of / (for tests)")
+	fs.BoolVar(&o.SkipProbe, "skip-probe", false, "do not check that a sandbox starts here")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "claude-sandbox container-start: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := installer.ContainerStart(o, stdout); err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox container-start: %v\n", err)
 		return 1
 	}
 	return 0

@@ -3,6 +3,7 @@
 package doctor
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -109,9 +110,31 @@ func Diagnose() string {
 		return "Cause: unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0). Fix: `sudo sysctl -w kernel.unprivileged_userns_clone=1`. Details: `claude-sandbox doctor`."
 	}
 	if status("Seccomp") == "2" {
-		return "Cause: probably the container's seccomp profile, which blocks the namespace syscalls (Docker's default does). Fix: start the container with `--security-opt seccomp=unconfined` (devcontainer.json: \"securityOpt\": [\"seccomp=unconfined\"]) and, with AppArmor, `--security-opt apparmor=unconfined`. Details: `claude-sandbox doctor`."
+		return "Cause: probably the container's seccomp profile, which blocks the namespace syscalls (Docker's default does). Fix: start the container with `--security-opt seccomp=unconfined` (devcontainer.json: \"securityOpt\": [\"seccomp=unconfined\"]) and, with AppArmor, `--security-opt apparmor=unconfined`; the claude-sandbox devcontainer feature declares both, and `systempaths=unconfined`. Details: `claude-sandbox doctor`."
+	}
+	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
+		masked := ProcMasked(f)
+		f.Close()
+		if masked {
+			return "Cause: the container hides parts of /proc behind mounts (Docker's default masked paths), and the kernel then refuses a fresh /proc in a new namespace. Fix: start the container with `--security-opt systempaths=unconfined` (the claude-sandbox devcontainer feature declares it). Details: `claude-sandbox doctor`."
+		}
 	}
 	return "Run `claude-sandbox doctor` for the cause and the fix."
+}
+
+// ProcMasked reports whether something is mounted over a part of /proc, as
+// Docker does over /proc/kcore, /proc/keys and others, from a mountinfo
+// table. binfmt_misc, which hosts mount on an empty directory of /proc, does
+// not hide anything and does not count.
+func ProcMasked(mountinfo io.Reader) bool {
+	sc := bufio.NewScanner(mountinfo)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) > 4 && strings.HasPrefix(f[4], "/proc/") && f[4] != "/proc/sys/fs/binfmt_misc" {
+			return true
+		}
+	}
+	return false
 }
 
 // Probe starts a minimal sandbox with the namespaces the launcher uses.

@@ -68,20 +68,28 @@ func BinaryName(arch string) string { return "bin/claude-sandbox-linux-" + arch 
 // into the feature, stamped with the feature's version, so an image build
 // needs no network for our own code.
 func BuildBinaries(root string) error {
+	for _, arch := range Arches {
+		if err := BuildBinary(root, arch, filepath.Join(root, Dir, BinaryName(arch))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BuildBinary builds the static claude-sandbox for arch into out, stamped
+// with the feature's version.
+func BuildBinary(root, arch, out string) error {
 	m, err := ReadMetadata(root)
 	if err != nil {
 		return err
 	}
-	for _, arch := range Arches {
-		out := filepath.Join(root, Dir, BinaryName(arch))
-		cmd := exec.Command("go", "build", "-trimpath",
-			"-ldflags", "-s -w -X github.com/claude-sandbox/claude-sandbox/cli.Version="+m.Version,
-			"-o", out, "./cmd/claude-sandbox")
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building %s for %s: %v\n%s", out, arch, err, b)
-		}
+	cmd := exec.Command("go", "build", "-trimpath",
+		"-ldflags", "-s -w -X github.com/claude-sandbox/claude-sandbox/cli.Version="+m.Version,
+		"-o", out, "./cmd/claude-sandbox")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s for %s: %v\n%s", out, arch, err, b)
 	}
 	return nil
 }

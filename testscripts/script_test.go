@@ -101,6 +101,22 @@ func TestScripts(t *testing.T) {
 		}
 		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING INSTALLER CONTAINER SCRIPTS: %s\n\n", containerWhy)
 	}
+	debianWhy := ""
+	if containerWhy == "" {
+		debianWhy = debianReason()
+	} else {
+		debianWhy = containerWhy
+	}
+	if debianWhy != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the feature test's Debian container must work under CI=true, but: %s", debianWhy)
+		}
+		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING THE FEATURE TEST IN DEBIAN: %s\n\n", debianWhy)
+	}
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := exec.LookPath("npm"); err != nil && os.Getenv("CI") == "true" {
 		t.Fatalf("the red-team suite and the npm install test must run under CI=true, but npm is missing")
 	}
@@ -117,6 +133,8 @@ func TestScripts(t *testing.T) {
 				return containerWhy == "", nil
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "debian":
+				return debianWhy == "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -125,8 +143,10 @@ func TestScripts(t *testing.T) {
 			return setup(env)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"workfile":  workfile,
-			"container": container,
+			"workfile":      workfile,
+			"container":     container,
+			"debian":        debian,
+			"feature-stage": featureStage(repo),
 		},
 	})
 }

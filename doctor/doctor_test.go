@@ -1,0 +1,25 @@
+package doctor
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestProcMasked(t *testing.T) {
+	const root = "22 1 0:21 / / rw,relatime - overlay overlay rw\n"
+	const proc = "23 22 0:22 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw\n"
+	for _, tc := range []struct {
+		name, mountinfo string
+		want            bool
+	}{
+		{"a plain /proc", root + proc, false},
+		{"a host's binfmt_misc", root + proc + "40 23 0:40 / /proc/sys/fs/binfmt_misc rw,relatime - binfmt_misc binfmt_misc rw\n", false},
+		{"Docker's masked paths", root + proc + "24 23 0:5 /null /proc/kcore rw,nosuid - devtmpfs udev rw\n", true},
+		{"Docker's read-only /proc/sys", root + proc + "25 23 0:22 /sys /proc/sys ro,relatime - proc proc rw\n", true},
+		{"/procfoo is not /proc", root + "26 22 0:30 / /procfoo rw - tmpfs tmpfs rw\n", false},
+	} {
+		if got := ProcMasked(strings.NewReader(tc.mountinfo)); got != tc.want {
+			t.Errorf("%s: ProcMasked = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
