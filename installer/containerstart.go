@@ -47,7 +47,7 @@ func ContainerStart(o Options, out io.Writer) error {
 	if !f.OK {
 		fmt.Fprintf(out, "claude-sandbox: WARNING: the sandbox cannot start on this host, so `claude` will refuse to run: %s\n", f.Detail)
 		if f.Fix != "" {
-			fmt.Fprintf(out, "claude-sandbox: fix: %s\n", f.Fix)
+			fmt.Fprintf(out, "claude-sandbox: %s\n", f.Fix)
 		}
 	}
 	return nil

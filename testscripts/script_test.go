@@ -25,6 +25,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/cli"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
 func TestMain(m *testing.M) {
@@ -38,7 +39,23 @@ func TestMain(m *testing.M) {
 		"redteam-verdicts": func() { os.Exit(redteamVerdicts(os.Args[1:])) },
 		"redteam-table":    func() { os.Exit(redteamTable(os.Args[1:])) },
 		"redteam-verify":   func() { os.Exit(redteamVerify(os.Args[1:])) },
+		"seccomp-filter":   func() { os.Exit(seccompFilter(os.Args[1:])) },
 	})
+}
+
+// seccompFilter OUT writes the sandbox's own seccomp program to OUT: a
+// stand-in for a container runtime's profile that refuses new user
+// namespaces, as Docker's default does.
+func seccompFilter(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: seccomp-filter OUT")
+		return 2
+	}
+	if err := os.WriteFile(args[0], sandbox.SeccompProgram(), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // runCLI runs the product's entry point with the script's paths. Only this
