@@ -8,8 +8,8 @@ import (
 func TestRender(t *testing.T) {
 	for _, tc := range []struct {
 		name, home, input string
-		inside           bool
-		want             string
+		inside            bool
+		want              string
 	}{
 		{"project dir under the home", "/home/dev", `{"workspace":{"project_dir":"/home/dev/src/app","current_dir":"/home/dev/src/app/web"}}`, true, "🔒 sandboxed · ~/src/app · network open"},
 		{"the home itself", "/home/dev", `{"workspace":{"project_dir":"/home/dev"}}`, true, "🔒 sandboxed · ~ · network open"},
