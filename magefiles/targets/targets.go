@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/claude-sandbox/claude-sandbox/features"
 )
 
-// Build builds the static claude-sandbox binary into bin/.
+// Build builds the static claude-sandbox for amd64 and arm64 into the feature (features/src/claude-sandbox/bin).
 func Build() error {
-	return build(filepath.Join("bin", "claude-sandbox"))
+	return features.BuildBinaries(".")
 }
 
 // Install builds claude-sandbox and runs `claude-sandbox install` (as root).

@@ -1,0 +1,99 @@
+package features
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"testing"
+)
+
+// testCLICache is fixed, outside any test's temporary directory, so the
+// pinned CLI is downloaded once per machine and reruns start at once.
+const testCLICache = "/tmp/claude-sandbox-test-devcontainer-cli"
+
+// testCLI is the pinned devcontainer CLI, installed on first use. Without
+// it (no npm, no registry) the test is skipped loudly, and fails under
+// CI=true. The CLI's log is shown when the test fails.
+func testCLI(t *testing.T) CLI {
+	t.Helper()
+	path, err := DevcontainerCLI(testCLICache)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the devcontainer CLI tests must run under CI=true, but: %v", err)
+		}
+		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING DEVCONTAINER CLI TESTS: %v\n\n", err)
+		t.Skip(err)
+	}
+	return CLI{Path: path, Log: failureLog(t, "devcontainer CLI")}
+}
+
+// failureLog is a log shown only if the test fails; a registry's handlers
+// write it concurrently.
+func failureLog(t *testing.T, what string) io.Writer {
+	log := &lockedBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s log:\n%s", what, log.String())
+		}
+	})
+	return log
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Once installed, the CLI is found in the cache without npm, and is the
+// pinned version.
+func TestDevcontainerCLIIsReused(t *testing.T) {
+	cli := testCLI(t)
+	t.Run("without npm", func(t *testing.T) {
+		t.Setenv("PATH", "")
+		again, err := DevcontainerCLI(testCLICache)
+		if err != nil {
+			t.Fatalf("second lookup: %v", err)
+		}
+		if again != cli.Path {
+			t.Errorf("second lookup gave %s, want %s", again, cli.Path)
+		}
+	})
+	out, err := cli.run("", "--version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(bytes.TrimSpace(out)); got != CLIVersion {
+		t.Errorf("devcontainer --version = %q, want %s", got, CLIVersion)
+	}
+}
+
+// The CLI would reach a loopback address over https; naming one is refused
+// with a hint, and localhost, which it reaches over plain HTTP, is not.
+func TestCheckRegistry(t *testing.T) {
+	for registry, refused := range map[string]bool{
+		"127.0.0.1:5000": true,
+		"127.0.0.1":      true,
+		"[::1]:5000":     true,
+		"localhost:5000": false,
+		"ghcr.io":        false,
+		"10.0.0.1:5000":  false,
+	} {
+		if err := checkRegistry(registry); (err != nil) != refused {
+			t.Errorf("checkRegistry(%q) = %v, want refused %v", registry, err, refused)
+		}
+	}
+}
