@@ -20,6 +20,10 @@ const (
 	CLIVersion = "0.89.0"
 )
 
+// TestCLICache is where the repository's tests keep the pinned CLI, shared
+// by every package that needs it and kept between runs.
+const TestCLICache = "/tmp/claude-sandbox-test-devcontainer-cli"
+
 // DefaultCLICache is where the targets keep installed CLI versions:
 // $XDG_CACHE_HOME/claude-sandbox/devcontainer-cli, else ~/.cache/....
 func DefaultCLICache() (string, error) {

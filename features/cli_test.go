@@ -9,16 +9,12 @@ import (
 	"testing"
 )
 
-// testCLICache is fixed, outside any test's temporary directory, so the
-// pinned CLI is downloaded once per machine and reruns start at once.
-const testCLICache = "/tmp/claude-sandbox-test-devcontainer-cli"
-
 // testCLI is the pinned devcontainer CLI, installed on first use. Without
 // it (no npm, no registry) the test is skipped loudly, and fails under
 // CI=true. The CLI's log is shown when the test fails.
 func testCLI(t *testing.T) CLI {
 	t.Helper()
-	path, err := DevcontainerCLI(testCLICache)
+	path, err := DevcontainerCLI(TestCLICache)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("the devcontainer CLI tests must run under CI=true, but: %v", err)
@@ -64,7 +60,7 @@ func TestDevcontainerCLIIsReused(t *testing.T) {
 	cli := testCLI(t)
 	t.Run("without npm", func(t *testing.T) {
 		t.Setenv("PATH", "")
-		again, err := DevcontainerCLI(testCLICache)
+		again, err := DevcontainerCLI(TestCLICache)
 		if err != nil {
 			t.Fatalf("second lookup: %v", err)
 		}

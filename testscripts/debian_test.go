@@ -116,16 +116,18 @@ func debian(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// featureStage OUT lays out the feature as its package holds it: the files
-// of features/src/claude-sandbox and the static binary for this machine
-// (the package ships both architectures; a test needs one).
+// featureStage OUT makes the feature's package with the devcontainer CLI,
+// as a release does, from the files of features/src/claude-sandbox and the
+// static binary for this machine (a release ships both architectures; a
+// test needs one), and unpacks it into OUT, as the CLI does at image build.
 func featureStage(repo string) func(ts *testscript.TestScript, neg bool, args []string) {
 	return func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 1 {
 			ts.Fatalf("usage: feature-stage OUT")
 		}
-		out := ts.MkAbs(args[0])
-		ts.Check(os.MkdirAll(filepath.Join(out, "bin"), 0o755))
+		src := ts.MkAbs("feature-src")
+		dir := filepath.Join(src, filepath.Base(features.Dir))
+		ts.Check(os.MkdirAll(filepath.Join(dir, "bin"), 0o755))
 		entries, err := os.ReadDir(filepath.Join(repo, features.Dir))
 		ts.Check(err)
 		for _, e := range entries {
@@ -136,8 +138,18 @@ func featureStage(repo string) func(ts *testscript.TestScript, neg bool, args []
 			ts.Check(err)
 			info, err := e.Info()
 			ts.Check(err)
-			ts.Check(os.WriteFile(filepath.Join(out, e.Name()), data, info.Mode().Perm()))
+			ts.Check(os.WriteFile(filepath.Join(dir, e.Name()), data, info.Mode().Perm()))
 		}
-		ts.Check(features.BuildBinary(repo, runtime.GOARCH, filepath.Join(out, features.BinaryName(runtime.GOARCH))))
+		ts.Check(features.BuildBinary(repo, runtime.GOARCH, filepath.Join(dir, features.BinaryName(runtime.GOARCH))))
+		cli, err := features.DevcontainerCLI(features.TestCLICache)
+		ts.Check(err)
+		dist := ts.MkAbs("feature-dist")
+		ts.Check(features.CLI{Path: cli}.Package(src, dist))
+		out := ts.MkAbs(args[0])
+		ts.Check(os.MkdirAll(out, 0o755))
+		archive := filepath.Join(dist, "devcontainer-feature-"+filepath.Base(features.Dir)+".tgz")
+		if b, err := exec.Command("tar", "-xf", archive, "-C", out).CombinedOutput(); err != nil {
+			ts.Fatalf("unpacking %s: %v: %s", archive, err, b)
+		}
 	}
 }

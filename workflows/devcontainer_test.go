@@ -88,16 +88,11 @@ func TestDevcontainerUsesThePublishedFeature(t *testing.T) {
 	}
 }
 
-// devcontainerCLICache is where the features tests keep the pinned CLI
-// too, outside any test's temporary directory, so a machine downloads it
-// once.
-const devcontainerCLICache = "/tmp/claude-sandbox-test-devcontainer-cli"
-
 // devcontainerCLI returns the pinned CLI's devcontainer binary, installed
 // on first use. Without it (no npm, no registry) the test is skipped with
 // a loud line; under CI=true it fails.
 func devcontainerCLI(t *testing.T) string {
-	path, err := features.DevcontainerCLI(devcontainerCLICache)
+	path, err := features.DevcontainerCLI(features.TestCLICache)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("the devcontainer read-configuration test must run under CI=true, but: %v", err)
