@@ -87,22 +87,31 @@ func (in *run) planManagedSettings() error {
 		return fmt.Errorf("%s: %v", ManagedPath, err)
 	}
 	if root, ok := v.Value.(*hujson.Object); ok {
-		for _, name := range []string{"env", "hooks"} {
-			m := jsonc.LineUp(root, name)
-			if m == nil {
-				continue
-			}
-			if inner, ok := m.Value.Value.(*hujson.Object); ok {
-				m = jsonc.LineUp(inner, map[string]string{"env": "DISABLE_AUTOUPDATER", "hooks": "UserPromptSubmit"}[name])
-			}
-			if arr, ok := m.Value.Value.(*hujson.Array); ok && name == "hooks" {
-				jsonc.LineUpLast(arr)
-			}
-		}
+		lineUpPatched(root, "env", "DISABLE_AUTOUPDATER")
+		lineUpPatched(root, "hooks", "UserPromptSubmit")
 	}
 	next := v.Pack()
 	in.add("updated "+ManagedPath+" ("+strings.Join(what, ", ")+")", lineDiff(ManagedPath, old, next), func() error { return writeAtomic(p, next, 0o644) })
 	return nil
+}
+
+// lineUpPatched gives what a patch added at outer.inner the layout of its
+// neighbours, and the last element its neighbour's when inner is a list.
+func lineUpPatched(root *hujson.Object, outer, inner string) {
+	m := jsonc.LineUp(root, outer)
+	if m == nil {
+		return
+	}
+	obj, ok := m.Value.Value.(*hujson.Object)
+	if !ok {
+		return
+	}
+	if m = jsonc.LineUp(obj, inner); m == nil {
+		return
+	}
+	if arr, ok := m.Value.Value.(*hujson.Array); ok {
+		jsonc.LineUpLast(arr)
+	}
 }
 
 // planManagedRemoval takes the prompt gate out of the managed settings: with
