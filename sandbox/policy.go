@@ -124,6 +124,13 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	b.add("--bind", filepath.Join(home, ".claude"), filepath.Join(home, ".claude"))
 	b.add("--bind", filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude.json"))
 	for _, p := range ClaudeReadOnly {
+		// A link would defeat the read-only bind: the mount lands on its
+		// target, and the link itself, in the writable ~/.claude, could be
+		// replaced by a file of the session's.
+		if fi, err := os.Lstat(filepath.Join(home, p)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			link := filepath.Join(home, p)
+			return nil, fmt.Errorf("~/%s is a symbolic link; the sandbox keeps it read-only, which it cannot do through a link (the session could replace the link); replace the link with a copy of its target: t=$(readlink -f %s) && rm %s && cp -r \"$t\" %s", p, link, link, link)
+		}
 		b.add("--ro-bind", filepath.Join(home, p), filepath.Join(home, p))
 	}
 	// The IDE extension's lock files hold the port and token of a websocket
