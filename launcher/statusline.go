@@ -16,12 +16,8 @@ const StatusLine = `{"type": "command", "command": "/usr/libexec/claude-sandbox/
 // value, is kept. It runs as the user, before the sandbox binds the file
 // read-only; a file it cannot read or parse is left for Claude Code to
 // report, and the launch goes on either way, since the line is a display.
-func wireStatusLine(settings string) {
-	path, err := filepath.EvalSymlinks(settings) // a linked dotfile stays a link
-	if err != nil {
-		return
-	}
-	fi, err := os.Stat(path)
+func wireStatusLine(path string) {
+	fi, err := os.Lstat(path) // a link is refused by the policy before this runs
 	if err != nil || !fi.Mode().IsRegular() {
 		return
 	}
