@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/doctor"
 	"github.com/claude-sandbox/claude-sandbox/gate"
 	"github.com/claude-sandbox/claude-sandbox/installer"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
+	"github.com/claude-sandbox/claude-sandbox/promote"
 	"github.com/claude-sandbox/claude-sandbox/statusline"
 	"github.com/claude-sandbox/claude-sandbox/verify"
 )
@@ -34,6 +36,9 @@ const usage = `usage:
   claude-sandbox container-start [--skip-probe] [--root DIR]
                                              the devcontainer feature's postStartCommand (as the user):
                                              link ~/.claude into /user-terminal-config, check the sandbox starts
+  claude-sandbox promote [FLAGS] TARGET      give the repository at TARGET sandboxed Claude: /verify-sandbox,
+                                             the skill, the status line, the feature pinned to this version
+                                             (--check: list what has fallen behind; --help lists the flags)
   claude-sandbox gate                        Claude Code's prompt hook: blocks prompts outside the sandbox
   claude-sandbox statusline                  Claude Code's status line: sandboxed, workspace, network
   claude-sandbox verify [--json]             inside the sandbox: probe it, one line per check
@@ -60,6 +65,8 @@ func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr
 		return uninstallCmd(args[1:], environ, stdout, stderr)
 	case "container-start":
 		return containerStartCmd(args[1:], stdout, stderr)
+	case "promote":
+		return promoteCmd(args[1:], stdout, stderr)
 	case "gate":
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "claude-sandbox gate: unexpected argument %q (it reads the hook's input on stdin)\n", args[1])
@@ -205,6 +212,89 @@ func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// promoteFlags are the flags of promote that set the feature's options,
+// by the feature's option name.
+var promoteFlags = map[string]string{"allow-write": "allowWrite", "pass-env": "passEnv", "protect": "protect"}
+
+// promoteCmd runs promote, or with --check reports drift: exit 0 when the
+// target is current, 1 when it differs, 2 when it cannot be checked.
+func promoteCmd(args []string, stdout, stderr io.Writer) int {
+	var o promote.Options
+	var check bool
+	lists := map[string]*listFlag{}
+	fs := flag.NewFlagSet("claude-sandbox promote", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&check, "check", false, "list how the target differs from this version, change nothing (exit 1 if it does)")
+	fs.BoolVar(&o.PrintOnly, "print-only", false, "print the feature's entry and the diffs, change nothing")
+	fs.BoolVar(&o.Force, "force", false, "overwrite curated files edited locally since the last promote")
+	for name, option := range promoteFlags {
+		lists[name] = &listFlag{}
+		fs.Var(lists[name], name, "the feature's "+option+" `VALUE` (repeatable; empty: remove the option)")
+	}
+	noForge := fs.Bool("no-forge", false, "the feature's noForge (--no-forge=false removes it)")
+	target, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox promote: %v\n", err)
+		return 2
+	}
+	o.FeatureOptions = map[string]any{}
+	fs.Visit(func(f *flag.Flag) {
+		if option, ok := promoteFlags[f.Name]; ok {
+			o.FeatureOptions[option] = strings.Join(slices.DeleteFunc(*lists[f.Name], func(v string) bool { return v == "" }), ",")
+		}
+		if f.Name == "no-forge" {
+			o.FeatureOptions["noForge"] = *noForge
+		}
+	})
+	if check {
+		return promoteCheck(target, o, stdout, stderr)
+	}
+	if err := promote.Promote(target, o, stdout); err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox promote: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func promoteCheck(target string, o promote.Options, stdout, stderr io.Writer) int {
+	if len(o.FeatureOptions) > 0 || o.Force || o.PrintOnly {
+		fmt.Fprintln(stderr, "claude-sandbox promote: --check takes no other flag (it checks against a promote without flags)")
+		return 2
+	}
+	current, err := promote.Check(target, stdout)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "claude-sandbox promote --check: %v\n", err)
+		return 2
+	case !current:
+		return 1
+	}
+	return 0
+}
+
+// parseInterspersed parses flags before and after the one positional
+// argument, so `promote TARGET --check` works as `promote --check TARGET`.
+func parseInterspersed(fs *flag.FlagSet, args []string) (string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(positional) != 1 {
+		return "", fmt.Errorf("want one TARGET directory, got %d arguments", len(positional))
+	}
+	return positional[0], nil
 }
 
 func uninstallCmd(args, environ []string, stdout, stderr io.Writer) int {

@@ -17,7 +17,7 @@ import (
 const VerifyCommand = "/etc/claude-code/.claude/commands/verify-sandbox.md"
 
 func verifyCommand() ([]byte, error) {
-	return templates.Render("verify-sandbox.md.tmpl", map[string]string{"Launcher": LauncherBinary})
+	return templates.VerifyCommand(LauncherBinary)
 }
 
 // planManagedCommand installs /verify-sandbox. A file of that name that

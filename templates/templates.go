@@ -14,6 +14,13 @@ import (
 //go:embed *.tmpl
 var files embed.FS
 
+// VerifyCommand is the /verify-sandbox slash command, running the
+// claude-sandbox binary at launcher. The installer stamps it into the managed
+// settings and promote copies it into a repository: one source for both.
+func VerifyCommand(launcher string) ([]byte, error) {
+	return Render("verify-sandbox.md.tmpl", map[string]string{"Launcher": launcher})
+}
+
 // Render executes the named template with data.
 func Render(name string, data any) ([]byte, error) {
 	t, err := template.New(name).Funcs(sprig.HermeticTxtFuncMap()).ParseFS(files, name)

@@ -1,6 +1,7 @@
 // Package targets holds the mage targets. Each is a thin wrapper: Install
 // builds claude-sandbox and runs its install command, the same code the
-// repository's ./install and the devcontainer feature run.
+// repository's ./install and the devcontainer feature run; Promote runs
+// the code of `claude-sandbox promote`.
 package targets
 
 import (
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/claude-sandbox/claude-sandbox/features"
+	"github.com/claude-sandbox/claude-sandbox/promote"
 )
 
 // Build builds the static claude-sandbox for amd64 and arm64 into the feature (features/src/claude-sandbox/bin).
@@ -20,6 +22,11 @@ func Build() error {
 // Install builds claude-sandbox and runs `claude-sandbox install` (as root).
 func Install() error {
 	return install()
+}
+
+// Promote gives the repository at target sandboxed Claude, pinned to this version (claude-sandbox promote TARGET).
+func Promote(target string) error {
+	return promote.Promote(target, promote.Options{}, os.Stdout)
 }
 
 // Test runs the test suite, as CI does.

@@ -31,3 +31,20 @@ func TestInstallRunsTheInstaller(t *testing.T) {
 		}
 	}
 }
+
+func TestPromoteWritesTheLock(t *testing.T) {
+	target := t.TempDir()
+	if err := Promote(target); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(target, ".claude/claude-sandbox.lock.json")); err != nil {
+		t.Errorf("after promote: %v", err)
+	}
+}
+
+func TestPromoteRefusesThisRepository(t *testing.T) {
+	chdirRoot(t)
+	if err := Promote("."); err == nil {
+		t.Error("promote of the product's own repository succeeded")
+	}
+}
