@@ -229,6 +229,7 @@ func promoteCmd(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&check, "check", false, "list how the target differs from this version, change nothing (exit 1 if it does)")
 	fs.BoolVar(&o.PrintOnly, "print-only", false, "print the feature's entry and the diffs, change nothing")
 	fs.BoolVar(&o.Force, "force", false, "overwrite curated files edited locally since the last promote")
+	fs.BoolVar(&o.NoFeature, "no-feature", false, "install from .devcontainer/postCreate.sh instead of the feature, for dev containers that cannot use features")
 	for name, option := range promoteFlags {
 		lists[name] = &listFlag{}
 		fs.Var(lists[name], name, "the feature's "+option+" `VALUE` (repeatable; empty: remove the option)")
@@ -262,7 +263,7 @@ func promoteCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 func promoteCheck(target string, o promote.Options, stdout, stderr io.Writer) int {
-	if len(o.FeatureOptions) > 0 || o.Force || o.PrintOnly {
+	if len(o.FeatureOptions) > 0 || o.Force || o.PrintOnly || o.NoFeature {
 		fmt.Fprintln(stderr, "claude-sandbox promote: --check takes no other flag (it checks against a promote without flags)")
 		return 2
 	}

@@ -21,16 +21,25 @@ type curatedFile struct {
 
 // curatedFiles are this version's copies. /verify-sandbox is rendered from
 // the installer's template, so the repository and the managed settings get
-// the same command.
-func curatedFiles() ([]curatedFile, error) {
+// the same command. A repository that installs from postCreate.sh also gets
+// the install script, pinned to this version.
+func curatedFiles(version string, postCreate bool) ([]curatedFile, error) {
 	verify, err := templates.VerifyCommand(installer.LauncherBinary)
 	if err != nil {
 		return nil, err
 	}
-	return []curatedFile{
+	files := []curatedFile{
 		{path: ".claude/commands/verify-sandbox.md", what: "the /verify-sandbox command", data: verify},
 		{path: ".claude/skills/claude-sandbox/SKILL.md", what: "the skill that explains the sandbox to Claude", data: skill},
-	}, nil
+	}
+	if postCreate {
+		script, err := templates.InstallScript(version)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, curatedFile{path: InstallScriptPath, what: "the script that installs claude-sandbox " + version + " from its release", data: script})
+	}
+	return files, nil
 }
 
 func hash(data []byte) string {

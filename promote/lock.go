@@ -13,7 +13,10 @@ import (
 const LockPath = ".claude/claude-sandbox.lock.json"
 
 type lock struct {
-	Version string            `json:"version"`
+	Version string `json:"version"`
+	// Install is "postCreate" when the repository installs claude-sandbox
+	// from postCreate.sh (promote --no-feature), empty for the feature.
+	Install string            `json:"install,omitempty"`
 	Files   map[string]string `json:"files"`
 }
 

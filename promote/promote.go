@@ -33,6 +33,10 @@ type Options struct {
 	Force bool
 	// PrintOnly prints the feature's entry and the diffs, and writes nothing.
 	PrintOnly bool
+	// NoFeature installs from postCreate.sh instead of the feature, for dev
+	// containers that cannot use features. A repository promoted so stays
+	// so (its lock file says it).
+	NoFeature bool
 }
 
 // SettingsPath is where the status line is wired, if the target has none.
@@ -55,11 +59,12 @@ type write struct {
 // plan is everything a promote would do, and every way the target differs
 // from this version (what --check lists).
 type plan struct {
-	version string
-	writes  []write
-	kept    []string // curated files edited locally, left as they are
-	drift   []string
-	snippet string // the feature's entry in devcontainer.json
+	version    string
+	postCreate bool // install from postCreate.sh, not the feature
+	writes     []write
+	kept       []string // curated files edited locally, left as they are
+	drift      []string
+	snippet    string // the feature's entry in devcontainer.json, or the postCreate.sh line
 }
 
 // Promote brings the target to this version (or, with PrintOnly, prints
@@ -118,7 +123,11 @@ func Check(root string, out io.Writer) (current bool, err error) {
 }
 
 func (p *plan) print(out io.Writer) {
-	fmt.Fprintf(out, "the feature's entry in \"features\":\n  %s\n", p.snippet)
+	if p.postCreate {
+		fmt.Fprintf(out, "the line for %s:\n  %s\n", PostCreatePath, p.snippet)
+	} else {
+		fmt.Fprintf(out, "the feature's entry in \"features\":\n  %s\n", p.snippet)
+	}
 	for _, k := range p.kept {
 		fmt.Fprintf(out, "would keep %s: edited locally since the last promote (--force overwrites it)\n", k)
 	}
@@ -135,14 +144,35 @@ func makePlan(t *target, o Options) (*plan, error) {
 	if err := refuseProduct(t); err != nil {
 		return nil, err
 	}
-	p := &plan{version: features.Embedded().Version}
-	if err := p.devcontainer(t, o.FeatureOptions); err != nil {
+	last, oldLock, err := readLock(t)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{version: features.Embedded().Version, postCreate: o.NoFeature || last.Install == installMode}
+	if p.postCreate {
+		p.snippet = installLine(o.FeatureOptions)
+		err = p.wirePostCreateScript(t, o.FeatureOptions)
+	} else {
+		err = p.devcontainer(t, o.FeatureOptions)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := p.settings(t); err != nil {
 		return nil, err
 	}
-	return p, p.curated(t, o.Force)
+	return p, p.curated(t, last, oldLock, o.Force)
+}
+
+// readLock reads the lock file of the last promote; without one, the lock
+// is empty and its bytes nil.
+func readLock(t *target) (lock, []byte, error) {
+	data, _, err := readOptional(t, LockPath)
+	if err != nil || data == nil {
+		return lock{}, data, err
+	}
+	l, err := parseLock(data)
+	return l, data, err
 }
 
 func (p *plan) add(path, what string, old, new []byte, mode os.FileMode) {
@@ -234,22 +264,15 @@ func (p *plan) settings(t *target) error {
 }
 
 // curated plans the curated files and then the lock that records them.
-func (p *plan) curated(t *target, force bool) error {
-	files, err := curatedFiles()
+func (p *plan) curated(t *target, l lock, oldLock []byte, force bool) error {
+	files, err := curatedFiles(p.version, p.postCreate)
 	if err != nil {
 		return err
-	}
-	oldLock, _, err := readOptional(t, LockPath)
-	if err != nil {
-		return err
-	}
-	var l lock
-	if oldLock != nil {
-		if l, err = parseLock(oldLock); err != nil {
-			return err
-		}
 	}
 	next := lock{Version: p.version, Files: map[string]string{}}
+	if p.postCreate {
+		next.Install = installMode
+	}
 	for _, f := range files {
 		if err := p.curatedFile(t, f, l, next, force); err != nil {
 			return err

@@ -21,6 +21,16 @@ func VerifyCommand(launcher string) ([]byte, error) {
 	return Render("verify-sandbox.md.tmpl", map[string]string{"Launcher": launcher})
 }
 
+// ReleaseURL is where a release's binaries and SHA256SUMS are downloaded
+// from, by tag.
+const ReleaseURL = "https://github.com/claude-sandbox/claude-sandbox/releases/download/v"
+
+// InstallScript is the script `promote --no-feature` puts in a repository:
+// it installs claude-sandbox version from the release's binaries.
+func InstallScript(version string) ([]byte, error) {
+	return Render("claude-sandbox-install.sh.tmpl", map[string]string{"Version": version, "Release": ReleaseURL + version})
+}
+
 // Render executes the named template with data.
 func Render(name string, data any) ([]byte, error) {
 	t, err := template.New(name).Funcs(sprig.HermeticTxtFuncMap()).ParseFS(files, name)
