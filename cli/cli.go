@@ -191,15 +191,8 @@ func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 	fs.Var((*listFlag)(&o.Conf.ShareHome), "share-home", "conf share-home `RELPATH` (repeatable)")
 	fs.Var((*listFlag)(&o.Conf.AppendPath), "append-path", "conf append-path `DIR` (repeatable)")
 	fs.BoolVar(&o.Conf.NoForge, "no-forge", false, "conf no-forge")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "claude-sandbox install: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -305,15 +298,8 @@ func uninstallCmd(args, environ []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Root, "root", "/", "uninstall under `DIR` instead of / (for tests)")
 	fs.StringVar(&o.User, "user", "", "the remote `USER` whose ~/.local/bin/claude link is removed")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan, change nothing")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "claude-sandbox uninstall: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if err := installer.Uninstall(o, environ, stdout); err != nil {
 		fmt.Fprintf(stderr, "claude-sandbox uninstall: %v\n", err)
@@ -328,15 +314,8 @@ func containerStartCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.Root, "root", "/", "act under `DIR` instead of / (for tests)")
 	fs.BoolVar(&o.SkipProbe, "skip-probe", false, "do not check that a sandbox starts here")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "claude-sandbox container-start: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if err := installer.ContainerStart(o, stdout); err != nil {
 		fmt.Fprintf(stderr, "claude-sandbox container-start: %v\n", err)
@@ -364,4 +343,21 @@ func statuslineCmd(p launcher.Paths, args, environ []string, stdout, stderr io.W
 	}
 	statusline.Render(launcher.Inside(), network, home, os.Stdin, stdout)
 	return 0
+}
+
+// parseFlags parses a subcommand's flags, which take no other argument. It
+// returns false with the exit status when the command must stop: 0 for
+// --help, 2 for a usage error (printed).
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2, false
+	}
+	return 0, true
 }

@@ -35,6 +35,19 @@ func stageFeature(t *testing.T) string {
 	return staged
 }
 
+// stageRelease stages the feature with both binaries, as a release
+// packages it, and returns its metadata.
+func stageRelease(t *testing.T) (Metadata, string) {
+	t.Helper()
+	m, err := ReadMetadata(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := stageFeature(t)
+	stageBinaries(t, staged)
+	return m, staged
+}
+
 // stageBinaries builds the binaries into a staged feature, where
 // BuildBinaries builds them into the tree.
 func stageBinaries(t *testing.T, staged string) {
@@ -127,12 +140,7 @@ func checkFeatureArchive(t *testing.T, archive io.Reader) {
 // archive, and lists the feature in the collection's metadata.
 func TestPackageHoldsTheBinaries(t *testing.T) {
 	cli := testCLI(t)
-	m, err := ReadMetadata(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	staged := stageFeature(t)
-	stageBinaries(t, staged)
+	m, staged := stageRelease(t)
 	out := t.TempDir()
 	if err := cli.Package(filepath.Join(staged, Collection), out); err != nil {
 		t.Fatal(err)

@@ -55,12 +55,7 @@ func semverTags(version string) []string {
 // fails rather than doing nothing quietly.
 func TestPublishToLocalRegistry(t *testing.T) {
 	cli := testCLI(t)
-	m, err := ReadMetadata(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	staged := stageFeature(t)
-	stageBinaries(t, staged)
+	m, staged := stageRelease(t)
 	src := filepath.Join(staged, Collection)
 
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(failureLog(t, "registry"), "", 0))))
