@@ -100,20 +100,8 @@ exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HO
 // debian CMD [ARGS...] runs CMD as root in a throwaway Debian container
 // (see debianScript); what it changes vanishes with it.
 func debian(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) == 0 {
-		ts.Fatalf("usage: debian CMD [ARGS...]")
-	}
-	dir, err := os.MkdirTemp(ts.Getenv("WORK"), "debian-")
-	ts.Check(err)
-	ts.Setenv("CONTAINER", dir)
 	ts.Setenv("DEBIAN_ROOT", debianRoot)
-	err = ts.Exec("unshare", append([]string{"--mount", "--propagation", "private", "--pid", "--fork", "--", "sh", "-c", debianScript, "sh"}, args...)...)
-	if err != nil && !neg {
-		ts.Fatalf("debian %s: %v", strings.Join(args, " "), err)
-	}
-	if err == nil && neg {
-		ts.Fatalf("debian %s: unexpected success", strings.Join(args, " "))
-	}
+	runContained(ts, neg, "debian", debianScript, args)
 }
 
 // featureStage OUT makes the feature's package with the devcontainer CLI,

@@ -239,7 +239,7 @@ func workfile(ts *testscript.TestScript, neg bool, args []string) {
 // copy-on-write overlays over the system directories (the changes vanish
 // with the mount namespace), with any claude-sandbox install of the host
 // removed first, so every run starts from a machine without the product.
-// The container has its own PID namespace (containerUnshare): whatever a
+// The container has its own PID namespace (unshareArgs): whatever a
 // script leaves running dies with it instead of holding the test's pipes.
 const containerScript = `set -e
 for d in /usr /etc /home /root /opt /var; do
@@ -250,7 +250,11 @@ done
 rm -rf /usr/libexec/claude-sandbox /usr/local/bin/claude /usr/local/bin/claude-sandbox /etc/claude-sandbox.conf /etc/claude-code
 exec "$@"`
 
-var containerUnshare = []string{"--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc", "--", "sh", "-c", containerScript, "sh"}
+// unshareArgs runs script (with its arguments after these) in a new mount
+// and PID namespace: whatever it leaves running dies with it.
+func unshareArgs(script string) []string {
+	return []string{"--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc", "--", "sh", "-c", script, "sh"}
+}
 
 // containerReason is empty when throwaway containers can be made here.
 func containerReason() string {
@@ -262,7 +266,7 @@ func containerReason() string {
 		return err.Error()
 	}
 	defer os.RemoveAll(dir)
-	cmd := exec.Command("unshare", append(containerUnshare, "true")...)
+	cmd := exec.Command("unshare", append(unshareArgs(containerScript), "true")...)
 	cmd.Env = append(os.Environ(), "CONTAINER="+dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Sprintf("a throwaway container cannot be made here: %v: %s", err, strings.TrimSpace(string(out)))
@@ -274,18 +278,24 @@ func containerReason() string {
 // system directories are copy-on-write, so the real installer runs on the
 // true paths without changing the machine.
 func container(ts *testscript.TestScript, neg bool, args []string) {
+	runContained(ts, neg, "container", containerScript, args)
+}
+
+// runContained runs args in a new mount and PID namespace through script,
+// with $CONTAINER a fresh directory under $WORK for its overlays.
+func runContained(ts *testscript.TestScript, neg bool, name, script string, args []string) {
 	if len(args) == 0 {
-		ts.Fatalf("usage: container CMD [ARGS...]")
+		ts.Fatalf("usage: %s CMD [ARGS...]", name)
 	}
-	dir, err := os.MkdirTemp(ts.Getenv("WORK"), "container-")
+	dir, err := os.MkdirTemp(ts.Getenv("WORK"), name+"-")
 	ts.Check(err)
 	ts.Setenv("CONTAINER", dir)
-	err = ts.Exec("unshare", append(containerUnshare, args...)...)
+	err = ts.Exec("unshare", append(unshareArgs(script), args...)...)
 	if err != nil && !neg {
-		ts.Fatalf("container %s: %v", strings.Join(args, " "), err)
+		ts.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
 	}
 	if err == nil && neg {
-		ts.Fatalf("container %s: unexpected success", strings.Join(args, " "))
+		ts.Fatalf("%s %s: unexpected success", name, strings.Join(args, " "))
 	}
 }
 
