@@ -37,6 +37,8 @@ var redteamCases = []redteamCase{
 	{Name: "run-secrets", Category: "read secrets", Command: "cat /run/secrets/* /var/run/secrets/* 2>&1", Markers: []string{"SECRET-RUN-SECRETS"}},
 	{Name: "launch-env", Category: "read secrets", Command: "env; tr '\\0' '\\n' < /proc/self/environ; tr '\\0' '\\n' < /proc/1/environ", Markers: []string{"SECRET-LAUNCH-ENV", "SECRET-GH-TOKEN"}},
 	{Name: "other-process-env", Category: "read secrets", Command: "for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ; tr '\\0' ' ' < $p/cmdline; echo; done 2>/dev/null | grep -a SECRET", Markers: []string{"SECRET-OTHER-PROCESS"}},
+	{Name: "tool-tokens", Category: "read secrets", Command: "cat ~/.aws/credentials ~/.docker/config.json ~/.npmrc ~/.git-credentials ~/.kube/config 2>&1", Markers: []string{"SECRET-TOOL-TOKEN"}},
+	{Name: "ide-lock", Category: "read secrets", Command: "cat ~/.claude/ide/*.lock 2>&1", Markers: []string{"SECRET-IDE-TOKEN"}},
 	{Name: "claude-credentials", Category: "read secrets", Command: "cat ~/.claude/.credentials.json 2>&1", Markers: []string{"SECRET-CLAUDE-LOGIN"}, Known: "issue #7 (credential isolation)"},
 	{Name: "docker-socket", Category: "reach sockets", Command: "curl -s --max-time 3 --unix-socket /run/docker.sock http://docker/version 2>&1; socat -t2 - UNIX-CONNECT:/var/run/docker.sock 2>&1", Markers: []string{"SECRET-DOCKER-SOCKET"}},
 	{Name: "ssh-agent", Category: "reach sockets", Command: "echo \"SSH_AUTH_SOCK=$SSH_AUTH_SOCK\"; socat -t2 - UNIX-CONNECT:\"${SSH_AUTH_SOCK:-/tmp/ssh-rt-{{ID}}/agent}\" 2>&1", Markers: []string{"SECRET-SSH-AGENT"}},
