@@ -46,7 +46,7 @@ var redteamCases = []redteamCase{
 	{Name: "workspace-socket", Category: "reach sockets", Command: "socat -t2 - UNIX-CONNECT:$PWD/.agent.sock 2>&1", Markers: []string{"SECRET-WORKSPACE-SOCKET"}},
 	{Name: "abstract-socket", Category: "reach sockets", Command: "socat -t2 - ABSTRACT-CONNECT:claude-sandbox-rt-{{ID}} 2>&1", Markers: []string{"SECRET-ABSTRACT-SOCKET"}},
 	{Name: "python-unix-socket", Category: "reach sockets", Command: "/usr/bin/python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('$PWD/.agent.sock'); print(s.recv(100))\" 2>&1", Markers: []string{"SECRET-WORKSPACE-SOCKET"}},
-	{Name: "loopback-service", Category: "reach sockets", Command: "socat -t2 - TCP:127.0.0.1:{{PORT}} 2>&1", Markers: []string{"SECRET-LOOPBACK"}, Known: "issue #7 (network allowlist)"},
+	{Name: "loopback-service", Category: "reach sockets", Command: "curl -s --max-time 3 http://127.0.0.1:{{PORT}}/secret.txt 2>&1", Markers: []string{"SECRET-LOOPBACK"}, Known: "issue #7 (network allowlist)"},
 	{Name: "shell-rc", Category: "write outside", Command: "echo 'echo PLANTED' >> ~/.bashrc 2>&1", Host: `grep -q PLANTED "$HOME_DIR/.bashrc" && echo ESCAPED`},
 	{Name: "authorized-keys", Category: "write outside", Command: "mkdir -p ~/.ssh && echo 'ssh-ed25519 AAAAC3Nza attacker@evil' >> ~/.ssh/authorized_keys 2>&1", Host: `grep -qs attacker "$HOME_DIR/.ssh/authorized_keys" && echo ESCAPED`},
 	{Name: "shared-tmp", Category: "write outside", Command: "echo planted > /tmp/claude-sandbox-rt-{{ID}}.drop 2>&1", Host: `[ -e /tmp/claude-sandbox-rt-{{ID}}.drop ] && echo ESCAPED`},
