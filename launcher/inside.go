@@ -23,29 +23,31 @@ func Inside() bool {
 }
 
 func confined() bool {
-	f, err := os.Open("/proc/self/status")
+	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return confinedBy(string(status), err)
+}
+
+// confinedBy decides from the process's status file and the result of
+// creating a unix socket: no effective capabilities, no_new_privs, and the
+// socket refused with EPERM (the sandbox's filter, not some other error).
+func confinedBy(status string, unixSocketErr error) bool {
 	noNewPrivs, noCaps := false, false
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(strings.NewReader(status))
 	for sc.Scan() {
 		name, value, _ := strings.Cut(sc.Text(), ":")
 		switch value = strings.TrimSpace(value); name {
 		case "NoNewPrivs":
 			noNewPrivs = value == "1"
 		case "CapEff":
-			noCaps = strings.Trim(value, "0") == ""
+			noCaps = value != "" && strings.Trim(value, "0") == ""
 		}
 	}
-	if !noNewPrivs || !noCaps {
-		return false
-	}
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err == nil {
-		unix.Close(fd)
-		return false
-	}
-	return errors.Is(err, unix.EPERM)
+	return noNewPrivs && noCaps && errors.Is(unixSocketErr, unix.EPERM)
 }

@@ -1,0 +1,32 @@
+package launcher
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Each condition of the inside test is needed on its own: a process that
+// lacks any one of them is outside, whatever the others say.
+func TestConfinedBy(t *testing.T) {
+	const sandboxed = "Name:\tclaude\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n"
+	for _, tc := range []struct {
+		name   string
+		status string
+		sock   error
+		want   bool
+	}{
+		{"the sandbox", sandboxed, unix.EPERM, true},
+		{"unix sockets allowed", sandboxed, nil, false},
+		{"unix sockets failing for another reason", sandboxed, unix.EMFILE, false},
+		{"capabilities", "CapEff:\t000001ffffffffff\nNoNewPrivs:\t1\n", unix.EPERM, false},
+		{"no no_new_privs", "CapEff:\t0000000000000000\nNoNewPrivs:\t0\n", unix.EPERM, false},
+		{"no CapEff line", "NoNewPrivs:\t1\n", unix.EPERM, false},
+		{"no NoNewPrivs line", "CapEff:\t0000000000000000\n", unix.EPERM, false},
+		{"an empty status", "", unix.EPERM, false},
+	} {
+		if got := confinedBy(tc.status, tc.sock); got != tc.want {
+			t.Errorf("%s: confinedBy = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
