@@ -156,3 +156,22 @@ func BenchmarkPromote(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
 }
+
+// The postCreate.sh line quotes every option value for sh, and only a live
+// line (not a comment) counts as the install line a promote must keep.
+func TestInstallLine(t *testing.T) {
+	line := installLine(map[string]any{"allowWrite": "/srv/it's, /var/cache", "noForge": true})
+	want := `sudo sh "$(dirname "$0")/claude-sandbox-install.sh" --user "$(id -un)" --allow-write '/srv/it'\''s' --allow-write '/var/cache' --no-forge # claude-sandbox: installs the sandbox for Claude Code`
+	if line != want {
+		t.Errorf("installLine:\n got %s\nwant %s", line, want)
+	}
+	for script, want := range map[string]bool{
+		"#!/bin/sh\n" + line + "\n":                   true,
+		"#!/bin/sh\n# sh claude-sandbox-install.sh\n": false,
+		"#!/bin/sh\nnpm ci\n":                         false,
+	} {
+		if got := hasInstallLine([]byte(script)); got != want {
+			t.Errorf("hasInstallLine(%q) = %v, want %v", script, got, want)
+		}
+	}
+}
