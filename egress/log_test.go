@@ -1,0 +1,120 @@
+package egress
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestLogCreatesPrivateFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache", "claude-sandbox")
+	l := &Log{Path: filepath.Join(dir, "denials.log")}
+	l.Record("a.test", 443, "not in the allowlist")
+	for p, want := range map[string]os.FileMode{dir: 0o700, l.Path: 0o600} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", p, fi.Mode().Perm(), want)
+		}
+	}
+}
+
+func TestLogRotation(t *testing.T) {
+	old := MaxLogSize
+	MaxLogSize = 300
+	t.Cleanup(func() { MaxLogSize = old })
+	l := &Log{Path: filepath.Join(t.TempDir(), "denials.log")}
+	for i := range 10 {
+		l.Record(fmt.Sprintf("h%d.test", i), 443, "not in the allowlist")
+	}
+	for _, p := range []string{l.Path, l.Path + ".1"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > MaxLogSize+200 {
+			t.Errorf("%s grew to %d bytes past the limit of %d", p, fi.Size(), MaxLogSize)
+		}
+	}
+	ds, err := Recent(l.Path, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What is left is an unbroken run of the latest, split over both files.
+	if len(ds) < 4 || len(ds) >= 10 {
+		t.Fatalf("kept %d denials, want the latest few of 10", len(ds))
+	}
+	for i, d := range ds {
+		if want := fmt.Sprintf("h%d.test", 10-len(ds)+i); d.Host != want {
+			t.Errorf("denial %d is %s, want %s", i, d.Host, want)
+		}
+	}
+}
+
+func TestRecent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "denials.log")
+	if ds, err := Recent(path, 5); err != nil || len(ds) != 0 {
+		t.Fatalf("Recent without files = %v, %v; want none", ds, err)
+	}
+	line := func(host string) string {
+		return `{"Time":"2025-03-04T05:06:07Z","Host":"` + host + `","Port":443,"Reason":"not in the allowlist","Workspace":"/w"}` + "\n"
+	}
+	os.WriteFile(path+".1", []byte(line("a.test")+"not json\n"+line("b.test")), 0o600)
+	os.WriteFile(path, []byte(line("c.test")+"{}\n"+line("d.test")+`{"Host":"trunc`), 0o600)
+	hosts := func(n int) string {
+		ds, err := Recent(path, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hs []string
+		for _, d := range ds {
+			hs = append(hs, d.Host)
+		}
+		return strings.Join(hs, " ")
+	}
+	for n, want := range map[int]string{10: "a.test b.test c.test d.test", 3: "b.test c.test d.test", 1: "d.test", 0: ""} {
+		if got := hosts(n); got != want {
+			t.Errorf("Recent(n=%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestLogReportsFailureOnce(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o600)
+	var errs bytes.Buffer
+	l := &Log{Path: filepath.Join(blocker, "denials.log"), Errors: &errs}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { l.Record("a.test", 443, "not in the allowlist") })
+	}
+	wg.Wait()
+	if n := strings.Count(errs.String(), "\n"); n != 1 || !strings.Contains(errs.String(), "cannot record") {
+		t.Errorf("reported %d times: %q; want once", n, errs.String())
+	}
+}
+
+func TestWriteDenials(t *testing.T) {
+	old := time.Local
+	time.Local = time.FixedZone("test", 2*60*60)
+	t.Cleanup(func() { time.Local = old })
+	var b strings.Builder
+	WriteDenials(&b, []Denial{
+		{Time: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), Host: "example.com", Port: 443, Reason: "not in the allowlist", Workspace: "/work/proj"},
+		{Time: time.Date(2025, 3, 4, 5, 6, 8, 0, time.UTC), Host: "::1", Port: 80, Reason: "IP address not in allow-ip", Workspace: "/work/proj"},
+	})
+	want := "" +
+		"TIME                 DESTINATION      REASON                      WORKSPACE\n" +
+		"2025-03-04 07:06:07  example.com:443  not in the allowlist        /work/proj\n" +
+		"2025-03-04 07:06:08  [::1]:80         IP address not in allow-ip  /work/proj\n"
+	if b.String() != want {
+		t.Errorf("WriteDenials wrote\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -1,0 +1,281 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseDomain(t *testing.T) {
+	good := []struct {
+		in   string
+		want Domain
+	}{
+		{"example.com", Domain{"example.com", 0}},
+		{"Example.COM.", Domain{"example.com", 0}},
+		{"api.example.com:8443", Domain{"api.example.com", 8443}},
+		{"*.example.com", Domain{"*.example.com", 0}},
+		{"*.Example.com:443", Domain{"*.example.com", 443}},
+		{"localhost", Domain{"localhost", 0}},
+		{"_acme.x-1.example.com:1", Domain{"_acme.x-1.example.com", 1}},
+		{"example.com:65535", Domain{"example.com", 65535}},
+	}
+	for _, tt := range good {
+		got, err := ParseDomain(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("ParseDomain(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+	bad := []struct{ in, why string }{
+		{"", "not a DNS name"},
+		{"1.2.3.4", "IP address"},
+		{"1.2.3.4:443", "IP address"},
+		{"::1", "IP address"},
+		{"[::1]:443", "IP address"},
+		{"127.1", "IP address"},
+		{"0x7f000001", "IP address"},
+		{"example.com:0", "port"},
+		{"example.com:65536", "port"},
+		{"example.com:", "port"},
+		{"example.com:https", "port"},
+		{"example.com:+443", "port"},
+		{"*.com", "wildcard"},
+		{"*", "wildcard"},
+		{"*example.com", "wildcard"},
+		{"a.*.example.com", "wildcard"},
+		{"**.example.com", "wildcard"},
+		{"exa mple.com", "not a DNS name"},
+		{"-a.example.com", "not a DNS name"},
+		{"a-.example.com", "not a DNS name"},
+		{"a..example.com", "not a DNS name"},
+		{".example.com", "not a DNS name"},
+		{strings.Repeat("a", 64) + ".com", "not a DNS name"},
+		{strings.Repeat("a.", 127) + "com", "not a DNS name"},
+		{"http://example.com", "port"},
+		{"example.com/path", "not a DNS name"},
+	}
+	for _, tt := range bad {
+		_, err := ParseDomain(tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.why) {
+			t.Errorf("ParseDomain(%q) error = %v, want one mentioning %q", tt.in, err, tt.why)
+		}
+	}
+}
+
+func TestParseIP(t *testing.T) {
+	good := map[string]string{
+		"10.1.2.3":      "10.1.2.3/32",
+		"10.0.0.0/8":    "10.0.0.0/8",
+		"0.0.0.0/0":     "0.0.0.0/0",
+		"::1":           "::1/128",
+		"fd00:ec2::/32": "fd00:ec2::/32",
+	}
+	for in, want := range good {
+		got, err := ParseIP(in)
+		if err != nil || got.String() != want {
+			t.Errorf("ParseIP(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	bad := []struct{ in, why string }{
+		{"10.0.0.1/8", "write 10.0.0.0/8"},
+		{"fd00::1/8", "write fd00::/8"},
+		{"10.0.0.0/33", "not an IP address"},
+		{"example.com", "not an IP address"},
+		{"", "not an IP address"},
+		{"10.0.0.1:80", "not an IP address"},
+		{"fe80::1%eth0", "not an IP address"},
+		{"::ffff:10.0.0.1", "write the IPv4 form, 10.0.0.1"},
+		{"::ffff:10.0.0.0/104", "IPv4 form"},
+	}
+	for _, tt := range bad {
+		_, err := ParseIP(tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.why) {
+			t.Errorf("ParseIP(%q) error = %v, want one mentioning %q", tt.in, err, tt.why)
+		}
+	}
+}
+
+func TestAllowsName(t *testing.T) {
+	p := Policy{Domains: []Domain{
+		{"example.com", 0},
+		{"*.wild.test", 0},
+		{"git.example.org", 22},
+		{"*.ports.test", 8443},
+	}}
+	tests := []struct {
+		host string
+		port int
+		want bool
+	}{
+		{"example.com", 443, true},
+		{"example.com", 80, true},
+		{"example.com", 8080, false},
+		{"www.example.com", 443, false}, // an apex does not cover its subdomains
+		{"notexample.com", 443, false},
+		{"a.wild.test", 443, true},
+		{"a.b.wild.test", 80, true},
+		{"wild.test", 443, false}, // a wildcard does not cover its apex
+		{"xwild.test", 443, false},
+		{".wild.test", 443, false},
+		{"a.wild.test", 22, false},
+		{"git.example.org", 22, true},
+		{"git.example.org", 443, false}, // an explicit port replaces 80 and 443
+		{"a.ports.test", 8443, true},
+		{"a.ports.test", 443, false},
+	}
+	for _, tt := range tests {
+		if got := p.allowsName(tt.host, tt.port); got != tt.want {
+			t.Errorf("allowsName(%q, %d) = %v, want %v", tt.host, tt.port, got, tt.want)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := map[string]string{
+		"8.8.8.8":                "",
+		"1.1.1.1":                "",
+		"172.32.0.1":             "",
+		"100.128.0.1":            "",
+		"2606:4700::1111":        "",
+		"::ffff:8.8.8.8":         "",
+		"64:ff9b::808:808":       "",
+		"127.0.0.1":              "loopback",
+		"127.255.255.254":        "loopback",
+		"::1":                    "loopback",
+		"::ffff:127.0.0.1":       "loopback",
+		"64:ff9b::7f00:1":        "loopback",
+		"10.1.2.3":               "private",
+		"172.16.0.1":             "private",
+		"172.31.255.255":         "private",
+		"192.168.1.1":            "private",
+		"::ffff:10.1.2.3":        "private",
+		"64:ff9b::a01:203":       "private",
+		"100.64.0.1":             "shared (CGNAT)",
+		"100.100.100.200":        "shared (CGNAT)",
+		"169.254.169.254":        "link-local (cloud metadata)",
+		"::ffff:169.254.169.254": "link-local (cloud metadata)",
+		"64:ff9b::a9fe:a9fe":     "link-local (cloud metadata)",
+		"fd00:ec2::254":          "unique-local (cloud metadata)",
+		"169.254.1.1":            "link-local",
+		"fe80::1":                "link-local",
+		"fe80::1%eth0":           "link-local",
+		"fd12:3456::1":           "unique-local",
+		"fc00::1":                "unique-local",
+		"fec0::1":                "site-local",
+		"0.0.0.0":                "unspecified",
+		"::":                     "unspecified",
+		"0.1.2.3":                "reserved",
+		"192.0.0.170":            "reserved",
+		"198.18.0.1":             "reserved",
+		"198.19.255.255":         "reserved",
+		"240.0.0.1":              "reserved",
+		"::7f00:1":               "reserved",
+		"64:ff9b:1::1":           "reserved",
+		"224.0.0.1":              "multicast",
+		"239.255.255.250":        "multicast",
+		"ff02::1":                "multicast",
+		"255.255.255.255":        "broadcast",
+	}
+	for in, want := range tests {
+		if got := Classify(netip.MustParseAddr(in)); got != want {
+			t.Errorf("Classify(%s) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Classify(netip.Addr{}); got != "invalid" {
+		t.Errorf("Classify(zero Addr) = %q, want invalid", got)
+	}
+}
+
+// fakeDNS answers from a table; names missing from it do not exist.
+func fakeDNS(table map[string][]string) func(context.Context, string) ([]netip.Addr, error) {
+	return func(_ context.Context, host string) ([]netip.Addr, error) {
+		answers, ok := table[host]
+		if !ok {
+			return nil, errors.New("no such host")
+		}
+		var addrs []netip.Addr
+		for _, a := range answers {
+			addrs = append(addrs, netip.MustParseAddr(a))
+		}
+		return addrs, nil
+	}
+}
+
+func TestCheck(t *testing.T) {
+	dns := fakeDNS(map[string][]string{
+		"public.test":   {"93.184.216.34"},
+		"loop.test":     {"127.0.0.1"},
+		"private.test":  {"10.1.2.3"},
+		"metadata.test": {"169.254.169.254"},
+		"ec2v6.test":    {"fd00:ec2::254"},
+		"mapped.test":   {"::ffff:127.0.0.1"},
+		"mixed.test":    {"10.0.0.5", "93.184.216.34", "127.0.0.1", "2606:4700::1111"},
+		"empty.test":    {},
+		"inside.test":   {"10.0.0.5", "127.0.0.1"},
+	})
+	names := []string{"public.test", "loop.test", "private.test", "metadata.test", "ec2v6.test", "mapped.test", "mixed.test", "inside.test", "empty.test", "gone.test"}
+	var domains []Domain
+	for _, n := range names {
+		domains = append(domains, Domain{Host: n})
+	}
+	strict := &Proxy{Policy: Policy{Domains: domains}, Resolve: dns}
+	lenient := &Proxy{Policy: Policy{Domains: domains, IPs: []netip.Prefix{
+		netip.MustParsePrefix("127.0.0.1/32"),
+		netip.MustParsePrefix("10.0.0.0/8"),
+		netip.MustParsePrefix("169.254.169.254/32"),
+		netip.MustParsePrefix("fd00:ec2::/32"),
+		netip.MustParsePrefix("203.0.113.0/24"),
+	}}, Resolve: dns}
+	tests := []struct {
+		p      *Proxy
+		host   string
+		port   int
+		want   []string
+		reason string
+	}{
+		{strict, "public.test", 443, []string{"93.184.216.34"}, ""},
+		{strict, "PUBLIC.test.", 80, []string{"93.184.216.34"}, ""},
+		{strict, "public.test", 8080, nil, "not in the allowlist"},
+		{strict, "other.test", 443, nil, "not in the allowlist"},
+		{strict, "loop.test", 443, nil, "resolves to loopback address 127.0.0.1"},
+		{strict, "private.test", 443, nil, "resolves to private address 10.1.2.3"},
+		{strict, "metadata.test", 80, nil, "resolves to link-local (cloud metadata) address 169.254.169.254"},
+		{strict, "ec2v6.test", 80, nil, "resolves to unique-local (cloud metadata) address fd00:ec2::254"},
+		{strict, "mapped.test", 443, nil, "resolves to loopback address 127.0.0.1"},
+		{strict, "mixed.test", 443, []string{"93.184.216.34", "2606:4700::1111"}, ""},
+		{strict, "inside.test", 443, nil, "resolves to private address 10.0.0.5"},
+		{strict, "empty.test", 443, nil, "resolves to no address"},
+		{strict, "gone.test", 443, nil, "cannot resolve: no such host"},
+		{strict, "93.184.216.34", 443, nil, "IP address not in allow-ip"},
+		{strict, "127.0.0.1", 443, nil, "IP address not in allow-ip"},
+		{lenient, "loop.test", 443, []string{"127.0.0.1"}, ""},
+		{lenient, "private.test", 443, []string{"10.1.2.3"}, ""},
+		{lenient, "metadata.test", 80, []string{"169.254.169.254"}, ""},
+		{lenient, "ec2v6.test", 80, []string{"fd00:ec2::254"}, ""},
+		{lenient, "mapped.test", 443, []string{"127.0.0.1"}, ""},
+		{lenient, "mixed.test", 443, []string{"10.0.0.5", "93.184.216.34", "127.0.0.1", "2606:4700::1111"}, ""},
+		{lenient, "loop.test", 8080, nil, "not in the allowlist"}, // allow-ip does not widen a name's ports
+		{lenient, "127.0.0.1", 5432, []string{"127.0.0.1"}, ""},   // an allowed IP literal, any port
+		{lenient, "::ffff:127.0.0.1", 22, []string{"127.0.0.1"}, ""},
+		{lenient, "203.0.113.9", 443, []string{"203.0.113.9"}, ""},
+		{lenient, "127.0.0.2", 443, nil, "IP address not in allow-ip"},
+		{lenient, "::1", 443, nil, "IP address not in allow-ip"},
+	}
+	for _, tt := range tests {
+		addrs, err := tt.p.Check(context.Background(), tt.host, tt.port)
+		var got []string
+		for _, a := range addrs {
+			got = append(got, a.String())
+		}
+		reason := ""
+		if err != nil {
+			reason = err.Error()
+		}
+		if !slices.Equal(got, tt.want) || reason != tt.reason {
+			t.Errorf("Check(%q, %d) with IPs %v = %v, %q; want %v, %q", tt.host, tt.port, tt.p.Policy.IPs, got, reason, tt.want, tt.reason)
+		}
+	}
+}
