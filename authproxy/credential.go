@@ -1,0 +1,286 @@
+// Package authproxy keeps Claude Code's login outside the sandbox. The
+// launcher finds the login with Find and serves a loopback API endpoint with
+// Server: requests that carry the session's placeholder go on to the real API
+// with the real credential in its place, and the answers stream back.
+package authproxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Kind is how a credential is presented to the API.
+type Kind int
+
+const (
+	APIKey Kind = iota // x-api-key
+	Bearer             // Authorization: Bearer, e.g. an LLM gateway's token
+	OAuth              // Authorization: Bearer and the OAuth beta: a Claude subscription login
+)
+
+func (k Kind) String() string {
+	switch k {
+	case APIKey:
+		return "API key"
+	case Bearer:
+		return "auth token"
+	case OAuth:
+		return "OAuth token"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// CredentialsFile is Claude Code's login on Linux, relative to the home.
+const CredentialsFile = ".claude/.credentials.json"
+
+// Claude Code's OAuth refresh endpoint and public client id, as its bundled
+// CLI has them since 2.1.81. The older https://console.anthropic.com/v1/oauth/token
+// answers 404 since June 2026.
+const (
+	TokenURL = "https://platform.claude.com/v1/oauth/token"
+	clientID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
+)
+
+const (
+	refreshBefore  = 5 * time.Minute  // renew a token this close to its expiry, as Claude Code does
+	retryRefresh   = time.Minute      // after a failure, so a dead endpoint does not delay every request
+	refreshTimeout = 30 * time.Second // requests wait for the refresh, so it must end
+)
+
+// envSources are the variables that carry a credential, in Claude Code's own
+// order of precedence; its credentials file comes after them.
+var envSources = []struct {
+	name string
+	kind Kind
+}{
+	{"ANTHROPIC_AUTH_TOKEN", Bearer},
+	{"ANTHROPIC_API_KEY", APIKey},
+	{"CLAUDE_CODE_OAUTH_TOKEN", OAuth},
+}
+
+// Credential is the login the launcher keeps outside the sandbox. Printing it
+// in any form shows only its Kind and Source.
+type Credential struct {
+	Kind   Kind
+	Source string // the variable's name or the credentials file's path
+	// st is reached through a function: fmt, even inside other values and
+	// with any verb, shows a function as an address, never what it returns.
+	st func() *state
+}
+
+// state is the secret part, shared by copies of a Credential.
+type state struct {
+	mu      sync.Mutex // held across a refresh: one at a time per process
+	secret  string
+	refresh string    // "" unless the login came from the credentials file
+	expires time.Time // zero when unknown: never refreshed
+	file    string
+	retryAt time.Time
+	err     error // the last refresh's failure
+}
+
+func newCredential(kind Kind, source string, st *state) *Credential {
+	return &Credential{Kind: kind, Source: source, st: func() *state { return st }}
+}
+
+func (c Credential) String() string { return fmt.Sprintf("%v from %s", c.Kind, c.Source) }
+
+// Find returns the credential Claude Code would use, nil when there is none.
+// Empty variables count as unset.
+func Find(environ []string, home string) (*Credential, error) {
+	for _, src := range envSources {
+		if v := getenv(environ, src.name); v != "" {
+			return newCredential(src.kind, src.name, &state{secret: v}), nil
+		}
+	}
+	path := filepath.Join(home, CredentialsFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read Claude's login: %v", err)
+	}
+	cf, err := parseFile(path, data)
+	if err != nil || !cf.loggedIn() {
+		return nil, err
+	}
+	st := &state{secret: cf.login.AccessToken, refresh: cf.login.RefreshToken, file: path}
+	if cf.login.ExpiresAt != 0 {
+		st.expires = time.UnixMilli(cf.login.ExpiresAt)
+	}
+	return newCredential(OAuth, path, st), nil
+}
+
+// getenv takes the first definition, as the C library's getenv does.
+func getenv(environ []string, name string) string {
+	for _, kv := range environ {
+		if n, v, ok := strings.Cut(kv, "="); ok && n == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// credFile is the credentials file's JSON, kept whole so that a rewrite keeps
+// every field Claude Code wrote.
+type credFile struct {
+	doc   map[string]json.RawMessage
+	oauth map[string]json.RawMessage // doc's claudeAiOauth
+	login struct {
+		AccessToken  string `json:"accessToken"`
+		RefreshToken string `json:"refreshToken"`
+		ExpiresAt    int64  `json:"expiresAt"` // Unix milliseconds
+	}
+}
+
+func parseFile(path string, data []byte) (*credFile, error) {
+	cf := &credFile{}
+	err := json.Unmarshal(data, &cf.doc)
+	if raw := cf.doc["claudeAiOauth"]; err == nil && raw != nil {
+		if err = json.Unmarshal(raw, &cf.oauth); err == nil {
+			err = json.Unmarshal(raw, &cf.login)
+		}
+	}
+	var syntax *json.SyntaxError
+	switch {
+	case errors.As(err, &syntax):
+		line := 1 + bytes.Count(data[:min(int(syntax.Offset), len(data))], []byte("\n"))
+		return nil, fmt.Errorf("%s:%d: not valid JSON (at byte %d): %v", path, line, syntax.Offset, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: not a Claude Code credentials file: %v", path, err)
+	}
+	return cf, nil
+}
+
+// loggedIn is false for a file that holds only other logins (MCP servers')
+// or none.
+func (cf *credFile) loggedIn() bool { return cf.oauth != nil && cf.login.AccessToken != "" }
+
+// token is the secret to send now. A file login that expires within
+// refreshBefore is refreshed first; when that fails, the old secret is sent
+// and the failure kept for lastError.
+func (c *Credential) token(rt http.RoundTripper, tokenURL string) string {
+	s := c.st()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if s.refresh == "" || s.expires.IsZero() || s.expires.Sub(now) > refreshBefore || now.Before(s.retryAt) {
+		return s.secret
+	}
+	s.err = s.refreshFile(rt, tokenURL)
+	if s.err != nil {
+		s.retryAt = now.Add(retryRefresh)
+	}
+	return s.secret
+}
+
+// lastError waits for a refresh in progress.
+func (c *Credential) lastError() error {
+	s := c.st()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// refreshFile renews the login under an exclusive lock on the credentials
+// file, which other launchers take too, and writes the result back into the
+// same inode: the sandbox has a mount on that path, and replacing the file by
+// rename would detach the mount and show the sandbox the new login.
+func (s *state) refreshFile(rt http.RoundTripper, tokenURL string) error {
+	f, err := os.OpenFile(s.file, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("cannot refresh the login: %v", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("cannot lock %s: %v", s.file, err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("cannot refresh the login: %v", err)
+	}
+	cf, err := parseFile(s.file, data)
+	if err != nil {
+		return err
+	}
+	if !cf.loggedIn() {
+		return fmt.Errorf("%s no longer holds a login; log in again", s.file)
+	}
+	if cf.login.ExpiresAt > s.expires.UnixMilli() {
+		// Another process refreshed meanwhile; our refresh token may be spent.
+		s.secret, s.refresh, s.expires = cf.login.AccessToken, cf.login.RefreshToken, time.UnixMilli(cf.login.ExpiresAt)
+		if time.Until(s.expires) > refreshBefore || s.refresh == "" {
+			return nil
+		}
+	}
+	now := time.Now()
+	r, err := postRefresh(rt, tokenURL, s.refresh)
+	if err != nil {
+		return err
+	}
+	s.secret, s.expires = r.AccessToken, now.Add(time.Duration(r.ExpiresIn)*time.Second)
+	if r.RefreshToken != "" {
+		s.refresh = r.RefreshToken
+	}
+	for k, v := range map[string]any{"accessToken": s.secret, "refreshToken": s.refresh, "expiresAt": s.expires.UnixMilli()} {
+		cf.oauth[k], _ = json.Marshal(v)
+	}
+	cf.doc["claudeAiOauth"], _ = json.Marshal(cf.oauth)
+	out, err := json.Marshal(cf.doc)
+	if err != nil {
+		return err
+	}
+	// Write before truncating: a crash in between leaves the new login
+	// followed by a tail, never an empty file.
+	if _, err := f.WriteAt(out, 0); err != nil {
+		return fmt.Errorf("the login was refreshed but not saved: %v", err)
+	}
+	if err := f.Truncate(int64(len(out))); err != nil {
+		return fmt.Errorf("the login was refreshed but not saved: %v", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("the login was refreshed but not saved: %v", err)
+	}
+	return nil
+}
+
+type tokenReply struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"` // "" when the old one stays valid
+	ExpiresIn    int64  `json:"expires_in"`    // seconds
+}
+
+// postRefresh asks the token endpoint for a new access token. Its errors
+// name the status only: an answer's body could echo the refresh token.
+func postRefresh(rt http.RoundTripper, tokenURL, refresh string) (*tokenReply, error) {
+	body, err := json.Marshal(map[string]string{"grant_type": "refresh_token", "refresh_token": refresh, "client_id": clientID})
+	if err != nil {
+		return nil, err
+	}
+	client := &http.Client{Transport: rt, Timeout: refreshTimeout}
+	resp, err := client.Post(tokenURL, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("cannot refresh the login: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s refused to refresh the login: %s; log in again", tokenURL, resp.Status)
+	}
+	var r tokenReply
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&r); err != nil || r.AccessToken == "" || r.ExpiresIn <= 0 {
+		return nil, fmt.Errorf("%s answered the refresh without a usable token", tokenURL)
+	}
+	return &r, nil
+}

@@ -1,0 +1,180 @@
+package authproxy
+
+import (
+	"cmp"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// oauthBeta is the anthropic-beta flag the API requires with an OAuth access
+// token; without it the API answers 401 "OAuth authentication is currently
+// not supported".
+const oauthBeta = "oauth-2025-04-20"
+
+// copyBufferSize is what one stream copies at a time: io.Copy's 32 KiB. The
+// benchmark found 128 KiB, with a 64 KiB transport read buffer, no faster.
+const copyBufferSize = 32 << 10
+
+// Server is the credential proxy for one sandbox.
+type Server struct {
+	Upstream *url.URL // the real API's base; a path prefix in it is kept
+	// Credential is what the upstream gets; the sandbox never sees it.
+	Credential *Credential
+	// Placeholder is the session token Claude was given in place of its
+	// login. Requests without it are refused.
+	Placeholder string
+	TokenURL    string            // where a file login is refreshed; "" means TokenURL
+	Transport   http.RoundTripper // nil means a transport of our own
+}
+
+// NewPlaceholder returns a fresh session token. Its prefix tells a reader of
+// Claude's environment what it is.
+func NewPlaceholder() string {
+	b := make([]byte, 16)
+	rand.Read(b) // never fails: the runtime aborts when it cannot read randomness
+	return "claude-sandbox-session-" + hex.EncodeToString(b)
+}
+
+// Serve answers the sandbox's API requests on l until l is closed.
+func (s *Server) Serve(l net.Listener) error {
+	if s.Upstream == nil || s.Credential == nil || s.Placeholder == "" {
+		return errors.New("authproxy: a Server needs an Upstream, a Credential and a Placeholder")
+	}
+	rt := s.Transport
+	if rt == nil {
+		rt = newTransport()
+	}
+	// The launcher's stderr is Claude's terminal; failures reach Claude as
+	// error answers instead.
+	quiet := log.New(io.Discard, "", 0)
+	proxy := &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { s.rewrite(pr, rt) },
+		Transport:     rt,
+		FlushInterval: -1, // every event reaches Claude as it arrives
+		BufferPool:    bufferPool{},
+		ErrorLog:      quiet,
+		ErrorHandler:  s.upstreamError,
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !s.carriesPlaceholder(r.Header) {
+				apiError(w, http.StatusUnauthorized, "authentication_error", "this request lacks the session token the sandbox was given; the credential proxy forwards nothing without it")
+				return
+			}
+			// The upstream may answer before the request body has been read
+			// to its end; without full duplex the server would then drain
+			// and close the body under the transport, which aborts the
+			// stream.
+			http.NewResponseController(w).EnableFullDuplex()
+			proxy.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: time.Minute, // a stalled connection from the sandbox is dropped
+		ErrorLog:          quiet,
+	}
+	return srv.Serve(l)
+}
+
+// LastError is why the last refresh of a file login failed, nil when it
+// succeeded or none was needed. It waits for a refresh in progress.
+func (s *Server) LastError() error { return s.Credential.lastError() }
+
+// carriesPlaceholder accepts the placeholder where Claude Code puts a token:
+// Authorization: Bearer, or x-api-key.
+func (s *Server) carriesPlaceholder(h http.Header) bool {
+	want := []byte(s.Placeholder)
+	auth := h.Get("Authorization")
+	if len(auth) > len("Bearer ") && strings.EqualFold(auth[:len("Bearer ")], "Bearer ") &&
+		subtle.ConstantTimeCompare([]byte(auth[len("Bearer "):]), want) == 1 {
+		return true
+	}
+	return subtle.ConstantTimeCompare([]byte(h.Get("X-Api-Key")), want) == 1
+}
+
+// rewrite points the request at the upstream and swaps the placeholder for
+// the credential. Hop-by-hop headers are gone already: ReverseProxy drops
+// them before calling Rewrite.
+func (s *Server) rewrite(pr *httputil.ProxyRequest, rt http.RoundTripper) {
+	pr.SetURL(s.Upstream)
+	h := pr.Out.Header
+	h.Del("Authorization")
+	h.Del("X-Api-Key")
+	secret := s.Credential.token(rt, cmp.Or(s.TokenURL, TokenURL))
+	switch s.Credential.Kind {
+	case APIKey:
+		h.Set("X-Api-Key", secret)
+	case Bearer:
+		h.Set("Authorization", "Bearer "+secret)
+	case OAuth:
+		h.Set("Authorization", "Bearer "+secret)
+		addBeta(h, oauthBeta)
+	}
+}
+
+// addBeta adds flag to the comma-separated anthropic-beta list unless the
+// list has it.
+func addBeta(h http.Header, flag string) {
+	list := h.Values("Anthropic-Beta")
+	for _, v := range list {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(f) == flag {
+				return
+			}
+		}
+	}
+	h.Set("Anthropic-Beta", strings.Join(append(list, flag), ","))
+}
+
+func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return // Claude gave up on the request; nobody is left to tell
+	}
+	apiError(w, http.StatusBadGateway, "api_error", fmt.Sprintf("the credential proxy cannot reach %s: %v", s.Upstream.Redacted(), err))
+}
+
+// apiError answers in the API's own error shape, so that Claude shows the
+// message.
+func apiError(w http.ResponseWriter, status int, kind, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{
+		"type":  "error",
+		"error": map[string]string{"type": kind, "message": "claude-sandbox: " + msg},
+	})
+}
+
+func newTransport() *http.Transport {
+	return &http.Transport{
+		// Proxy stays nil: the login goes straight to the API, never through
+		// a proxy the environment names.
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:   true,
+		TLSHandshakeTimeout: 10 * time.Second,
+		// Claude runs several requests at once (subagents, title, compaction).
+		MaxIdleConnsPerHost: 8,
+		IdleConnTimeout:     90 * time.Second,
+		// Answers pass through as the API encoded them.
+		DisableCompression: true,
+	}
+}
+
+// bufferPool lends ReverseProxy its copy buffers, so that a stream allocates
+// none of its own.
+type bufferPool struct{}
+
+var buffers = sync.Pool{New: func() any { return new([copyBufferSize]byte) }}
+
+func (bufferPool) Get() []byte  { return buffers.Get().(*[copyBufferSize]byte)[:] }
+func (bufferPool) Put(b []byte) { buffers.Put((*[copyBufferSize]byte)(b)) }
