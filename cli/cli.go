@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/doctor"
+	"github.com/claude-sandbox/claude-sandbox/egress"
 	"github.com/claude-sandbox/claude-sandbox/gate"
 	"github.com/claude-sandbox/claude-sandbox/installer"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
@@ -42,6 +44,9 @@ const usage = `usage:
   claude-sandbox gate                        Claude Code's prompt hook: blocks prompts outside the sandbox
   claude-sandbox statusline                  Claude Code's status line: sandboxed, workspace, network
   claude-sandbox verify [--json]             inside the sandbox: probe it, one line per check
+  claude-sandbox denials [-n N] [--json]     what the allowlist proxy refused lately (the last N, default 20)
+  claude-sandbox net-init ADDR... -- CMD...  run by the launcher inside the sandbox in allowlist mode:
+                                             hands the proxy sockets out, then runs Claude
   claude-sandbox version                     print the version
 `
 
@@ -77,6 +82,10 @@ func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr
 		return statuslineCmd(p, args[1:], environ, stdout, stderr)
 	case "verify":
 		return verify.Run(p, args[1:], environ, stdout, stderr)
+	case "denials":
+		return denialsCmd(p, args[1:], stdout, stderr)
+	case "net-init":
+		return launcher.NetInit(args[1:], stderr)
 	case "version":
 		fmt.Fprintln(stdout, "claude-sandbox", Version)
 		return 0
@@ -191,6 +200,10 @@ func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 	fs.Var((*listFlag)(&o.Conf.ShareHome), "share-home", "conf share-home `RELPATH` (repeatable)")
 	fs.Var((*listFlag)(&o.Conf.AppendPath), "append-path", "conf append-path `DIR` (repeatable)")
 	fs.BoolVar(&o.Conf.NoForge, "no-forge", false, "conf no-forge")
+	fs.StringVar(&o.Conf.Network, "network", "", "conf network `MODE`: open or allowlist")
+	fs.Var((*listFlag)(&o.Conf.AllowDomain), "allow-domain", "conf allow-domain `HOST[:PORT]` (repeatable)")
+	fs.Var((*listFlag)(&o.Conf.AllowIP), "allow-ip", "conf allow-ip `IP|CIDR` (repeatable)")
+	fs.StringVar(&o.Conf.Credentials, "credentials", "", "conf credentials `MODE`: proxy or inside")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -209,7 +222,7 @@ func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 
 // promoteFlags are the flags of promote that set the feature's options,
 // by the feature's option name.
-var promoteFlags = map[string]string{"allow-write": "allowWrite", "pass-env": "passEnv", "protect": "protect"}
+var promoteFlags = map[string]string{"allow-write": "allowWrite", "pass-env": "passEnv", "protect": "protect", "allow-domain": "allowDomain", "allow-ip": "allowIp"}
 
 // promoteCmd runs promote, or with --check reports drift: exit 0 when the
 // target is current, 1 when it differs, 2 when it cannot be checked.
@@ -228,6 +241,8 @@ func promoteCmd(args []string, stdout, stderr io.Writer) int {
 		fs.Var(lists[name], name, "the feature's "+option+" `VALUE` (repeatable; empty: remove the option)")
 	}
 	noForge := fs.Bool("no-forge", false, "the feature's noForge (--no-forge=false removes it)")
+	fs.String("network", "", "the feature's network `MODE`: allowlist or open")
+	fs.String("credentials", "", "the feature's credentials `MODE`: proxy or inside")
 	target, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -244,7 +259,14 @@ func promoteCmd(args []string, stdout, stderr io.Writer) int {
 		if f.Name == "no-forge" {
 			o.FeatureOptions["noForge"] = *noForge
 		}
+		if f.Name == "network" || f.Name == "credentials" {
+			o.FeatureOptions[f.Name] = f.Value.String()
+		}
 	})
+	if err := promote.CheckOptions(o.FeatureOptions); err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox promote: %v\n", err)
+		return 2
+	}
 	if check {
 		return promoteCheck(target, o, stdout, stderr)
 	}
@@ -342,6 +364,44 @@ func statuslineCmd(p launcher.Paths, args, environ []string, stdout, stderr io.W
 		}
 	}
 	statusline.Render(launcher.Inside(), network, home, os.Stdin, stdout)
+	return 0
+}
+
+// denialsCmd prints the allowlist proxy's recent refusals for this user.
+func denialsCmd(p launcher.Paths, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("claude-sandbox denials", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	n := fs.Int("n", 20, "how many of the latest refusals to show")
+	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	if *n < 1 {
+		fmt.Fprintln(stderr, "claude-sandbox denials: -n must be at least 1")
+		return 2
+	}
+	home, err := launcher.UserHome(p)
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox denials: %v\n", err)
+		return 1
+	}
+	ds, err := egress.Recent(filepath.Join(home, launcher.DenialsLog), *n)
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox denials: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		for _, d := range ds {
+			_ = enc.Encode(d)
+		}
+		return 0
+	}
+	if len(ds) == 0 {
+		fmt.Fprintln(stdout, "no refusals recorded")
+		return 0
+	}
+	egress.WriteDenials(stdout, ds)
 	return 0
 }
 

@@ -49,7 +49,62 @@ func (in *run) planConf() error {
 	return nil
 }
 
-var singleKeys = map[string]bool{"workspace-root": true}
+// check refuses a value the conf would refuse, naming its flag, before the
+// install changes anything (bubblewrap included). Each value is parsed as
+// the one line the template makes of it; a line break in a value would make
+// it two lines, the second unchecked here, so it is refused.
+func (c ConfOptions) check() error {
+	for _, kv := range c.values() {
+		key, value := kv[0], kv[1]
+		switch {
+		case strings.TrimSpace(value) == "":
+			return fmt.Errorf("--%s: the value is empty", key)
+		case strings.ContainsAny(value, "\r\n"):
+			return fmt.Errorf("--%s: %q is more than one line", key, value)
+		}
+		if _, err := sandbox.ParseConf("--"+key, strings.NewReader(key+" = "+value)); err != nil {
+			var ce *sandbox.ConfError
+			if errors.As(err, &ce) {
+				return fmt.Errorf("--%s", ce.Msg) // the message starts with the key
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// values are the key and value of each line with a value the template
+// stamps, in its order (TestValuesAreTheTemplatesLines keeps the two in
+// step); an unset single-valued option makes no line.
+func (c ConfOptions) values() [][2]string {
+	optional := func(v string) []string {
+		if v == "" {
+			return nil
+		}
+		return []string{v}
+	}
+	var out [][2]string
+	for _, k := range []struct {
+		key  string
+		list []string
+	}{
+		{"workspace-root", optional(c.WorkspaceRoot)},
+		{"allow-write", c.AllowWrite},
+		{"pass-env", c.PassEnv},
+		{"protect", c.Protect},
+		{"share-home", c.ShareHome},
+		{"append-path", c.AppendPath},
+		{"network", optional(c.Network)},
+		{"allow-domain", c.AllowDomain},
+		{"allow-ip", c.AllowIP},
+		{"credentials", optional(c.Credentials)},
+	} {
+		for _, v := range k.list {
+			out = append(out, [2]string{k.key, v})
+		}
+	}
+	return out
+}
 
 func mergeConf(old, rendered []byte) []byte {
 	if old == nil {
@@ -71,7 +126,7 @@ func mergeConf(old, rendered []byte) []byte {
 		if key == "" || have[key+"="+value] {
 			continue
 		}
-		if i, ok := keyLine[key]; ok && singleKeys[key] {
+		if i, ok := keyLine[key]; ok && sandbox.SingleValued(key) {
 			lines[i] = l
 			continue
 		}

@@ -58,6 +58,10 @@ type ConfOptions struct {
 	ShareHome     []string
 	AppendPath    []string
 	NoForge       bool
+	Network       string // open or allowlist; "" writes no line
+	AllowDomain   []string
+	AllowIP       []string
+	Credentials   string // proxy or inside; "" writes no line
 }
 
 type run struct {
@@ -87,6 +91,9 @@ func planned(what string) string {
 
 // Install runs the whole install, or prints the plan under DryRun.
 func Install(o Options, environ []string, out io.Writer) error {
+	if err := o.Conf.check(); err != nil {
+		return err
+	}
 	in, unlock, err := start(o, environ, out, "install must run as root (sudo ./install, or sudo claude-sandbox install)")
 	if err != nil {
 		return err

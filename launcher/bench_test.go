@@ -1,9 +1,13 @@
 package launcher
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +15,13 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
-// BenchmarkLaunch times `claude --version` three ways, interleaved in one run
-// so that a noisy machine slows all three alike: the real binary directly,
-// bare bwrap with the launcher's exact argv and filter, and the launcher.
-// It reports the ratios; the goal is launcher/bwrap <= 1.25.
+// BenchmarkLaunch times `claude --version` four ways, interleaved in one run
+// so that a noisy machine slows all alike: the real binary directly, bare
+// bwrap with the launcher's exact open-mode argv and filter, and the
+// launcher in each network mode (network = allowlist adds the network
+// namespace, net-init and both proxies; the credential proxy runs in both).
+// It reports the ratios; the goals are launcher-open/bwrap <= 1.25 and
+// launcher-allowlist/bwrap <= 1.5.
 //
 // It needs the real Claude Code at /usr/libexec/claude-sandbox/claude (what
 // `sudo ./install` puts there) and bubblewrap:
@@ -29,22 +36,17 @@ func BenchmarkLaunch(b *testing.B) {
 		b.Skipf("SKIPPING: %v", err)
 	}
 	dir := b.TempDir()
-	launcherBin := filepath.Join(dir, "bin", "claude")
-	if out, err := exec.Command("go", "build", "-o", launcherBin, "../cmd/claude-sandbox").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	// A workspace where every protected path exists, so every launch has the
-	// same argv and leaves nothing to clean up.
-	ws := filepath.Join(dir, "proj")
-	for _, d := range []string{".git/hooks", ".git/modules", ".git/worktrees", ".devcontainer", ".vscode", ".idea"} {
-		must(b, os.MkdirAll(filepath.Join(ws, d), 0o755))
-	}
-	for _, f := range []string{".git/config", ".git/commondir", ".devcontainer.json", ".envrc"} {
-		must(b, os.WriteFile(filepath.Join(ws, f), nil, 0o644))
-	}
+	launcherBin := buildBenchLauncher(b, dir)
+	ws := benchWorkspace(b, dir)
 	b.Chdir(ws)
-	environ := []string{"TERM=xterm", "LANG=C.UTF-8"}
-	pr, err := Prepare(Default, []string{"--version"}, environ)
+	environ := []string{"TERM=xterm", "LANG=C.UTF-8", "ANTHROPIC_API_KEY=sk-bench"}
+	openConf := filepath.Join(dir, "open.conf")
+	must(b, os.WriteFile(openConf, []byte("network = open\n"), 0o644))
+	allowConf := filepath.Join(dir, "allowlist.conf")
+	must(b, os.WriteFile(allowConf, []byte("network = allowlist\n"), 0o644))
+	p := Default
+	p.Conf = openConf
+	pr, err := Prepare(p, []string{"--version"}, environ)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,15 +72,17 @@ func BenchmarkLaunch(b *testing.B) {
 		cmd.ExtraFiles = []*os.File{args, filter, status}
 		return cmd
 	}
-	viaLauncher := func() *exec.Cmd {
-		cmd := exec.Command(launcherBin, "--version")
-		cmd.Env = environ
-		return cmd
+	viaLauncher := func(conf string) func() *exec.Cmd {
+		return func() *exec.Cmd {
+			cmd := exec.Command(launcherBin, "--version")
+			cmd.Env = append([]string{"BENCH_CONF=" + conf}, environ...)
+			return cmd
+		}
 	}
 	ways := []struct {
 		name string
 		cmd  func() *exec.Cmd
-	}{{"direct", direct}, {"bwrap", bare}, {"launcher", viaLauncher}}
+	}{{"direct", direct}, {"bwrap", bare}, {"launcher-open", viaLauncher(openConf)}, {"launcher-allowlist", viaLauncher(allowConf)}}
 	totals := make([]time.Duration, len(ways))
 	for _, w := range ways { // warm the page cache once, outside the timing
 		if out, err := w.cmd().CombinedOutput(); err != nil || !strings.Contains(string(out), "Claude Code") {
@@ -101,10 +105,110 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 	b.StopTimer()
 	for j, w := range ways {
-		b.ReportMetric(float64(totals[j].Milliseconds())/float64(b.N), w.name+"-ms/op")
+		b.ReportMetric(float64(totals[j].Microseconds())/1000/float64(b.N), w.name+"-ms/op")
 	}
 	b.ReportMetric(float64(totals[1])/float64(totals[0]), "bwrap/direct")
-	b.ReportMetric(float64(totals[2])/float64(totals[1]), "launcher/bwrap")
+	b.ReportMetric(float64(totals[2])/float64(totals[1]), "launcher-open/bwrap")
+	b.ReportMetric(float64(totals[3])/float64(totals[1]), "launcher-allowlist/bwrap")
+}
+
+// BenchmarkSupervisorMemory measures the supervising launcher's peak
+// resident memory while a session streams 10 MB through the credential
+// proxy in allowlist mode (goal: <= 20 MiB). The "Claude" inside is a
+// script that fetches the stream with curl.
+//
+//	go test -run '^$' -bench SupervisorMemory -benchtime 3x ./launcher/
+func BenchmarkSupervisorMemory(b *testing.B) {
+	if _, err := FindBwrap(); err != nil {
+		b.Skipf("SKIPPING: %v", err)
+	}
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		b.Skip("SKIPPING: curl is not installed")
+	}
+	dir := b.TempDir()
+	launcherBin := buildBenchLauncher(b, dir)
+	ws := benchWorkspace(b, dir)
+	b.Chdir(ws)
+	// The real binary's place is taken by a script that, like Claude,
+	// talks to ANTHROPIC_BASE_URL with its session token.
+	real := filepath.Join(dir, "real-claude")
+	must(b, os.WriteFile(real, []byte("#!/bin/sh\nexec "+curl+" -sS -o /dev/null -H \"Authorization: Bearer $ANTHROPIC_AUTH_TOKEN\" \"$ANTHROPIC_BASE_URL/v1/messages\"\n"), 0o755))
+	conf := filepath.Join(dir, "allowlist.conf")
+	must(b, os.WriteFile(conf, []byte("network = allowlist\n"), 0o644))
+	chunk := make([]byte, 64<<10)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for sent := 0; sent < 10<<20; sent += len(chunk) {
+			w.Write(chunk)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer upstream.Close()
+	var peak int
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(launcherBin)
+		cmd.Env = []string{"BENCH_CONF=" + conf, "BENCH_REAL=" + real, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + upstream.URL}
+		cmd.Stderr = os.Stderr
+		must(b, cmd.Start())
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		hwm := 0
+	poll:
+		for {
+			select {
+			case err := <-done:
+				if err != nil {
+					b.Fatalf("the session failed: %v", err)
+				}
+				break poll
+			case <-time.After(5 * time.Millisecond):
+				if kb := statusKB(cmd.Process.Pid, "VmHWM:"); kb > hwm {
+					hwm = kb
+				}
+			}
+		}
+		peak = max(peak, hwm)
+	}
+	b.ReportMetric(float64(peak)/1024, "peak-rss-MiB")
+}
+
+// statusKB reads a "Name:   N kB" line of /proc/PID/status; 0 if gone.
+func statusKB(pid int, name string) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return kb
+		}
+	}
+	return 0
+}
+
+// buildBenchLauncher builds the launcher whose conf and real binary the
+// benchmark chooses (testdata/benchlauncher), named claude.
+func buildBenchLauncher(b *testing.B, dir string) string {
+	bin := filepath.Join(dir, "bin", "claude")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/benchlauncher").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// benchWorkspace is a workspace where every protected path exists, so every
+// launch has the same argv and leaves nothing to clean up.
+func benchWorkspace(b *testing.B, dir string) string {
+	ws := filepath.Join(dir, "proj")
+	for _, d := range []string{".git/hooks", ".git/modules", ".git/worktrees", ".devcontainer", ".vscode", ".idea"} {
+		must(b, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	for _, f := range []string{".git/config", ".git/commondir", ".devcontainer.json", ".envrc"} {
+		must(b, os.WriteFile(filepath.Join(ws, f), nil, 0o644))
+	}
+	return ws
 }
 
 func must(b *testing.B, err error) {

@@ -57,6 +57,23 @@ func LoadConf(path string) (*sandbox.Conf, error) {
 	return sandbox.ParseConf(path, f)
 }
 
+// UserHome is the calling user's home from the passwd database, with
+// symlinks resolved.
+func UserHome(p Paths) (string, error) {
+	u, err := passwdEntry(p.Passwd, os.Getuid())
+	if err != nil {
+		return "", err
+	}
+	return resolveHome(u.home), nil
+}
+
+func resolveHome(home string) string {
+	if resolved, err := filepath.EvalSymlinks(home); err == nil {
+		return resolved
+	}
+	return home
+}
+
 // Facts gathers what the policy needs about this launch.
 func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 	u, err := passwdEntry(p.Passwd, os.Getuid())
@@ -67,15 +84,16 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 	if err != nil {
 		return sandbox.Launch{}, fmt.Errorf("cannot read the working directory: %v", err)
 	}
-	home := u.home
-	if resolved, err := filepath.EvalSymlinks(home); err == nil {
-		home = resolved
-	}
+	home := resolveHome(u.home)
 	shell := u.shell
 	if shell == "" || !filepath.IsAbs(shell) {
 		shell = "/bin/sh"
 	}
-	l := sandbox.Launch{User: u.name, Home: home, Shell: shell, Cwd: cwd, Environ: environ, Args: args, RealBinary: p.RealBinary, Masks: p.Masks}
+	self, err := os.Executable()
+	if err != nil {
+		return sandbox.Launch{}, fmt.Errorf("cannot find the launcher's own binary: %v", err)
+	}
+	l := sandbox.Launch{User: u.name, Home: home, Shell: shell, Cwd: cwd, Environ: environ, Args: args, RealBinary: p.RealBinary, Masks: p.Masks, Launcher: self}
 	if l.Masks == nil {
 		for _, d := range sandbox.MaskedDirs {
 			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {

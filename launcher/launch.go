@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/doctor"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
@@ -44,9 +45,12 @@ func Run(p Paths, args, environ []string, stderr io.Writer) int {
 
 // Prepared is a checked launch: where bwrap is, the facts, and the plan.
 type Prepared struct {
-	Bwrap  string
-	Launch sandbox.Launch
-	Plan   *sandbox.Plan
+	Bwrap      string
+	Conf       *sandbox.Conf
+	Session    sandbox.SessionEnv
+	Launch     sandbox.Launch
+	Plan       *sandbox.Plan
+	Credential *authproxy.Credential // the login the launcher keeps outside; nil when it enters or there is none
 }
 
 // Prepare checks everything a launch needs and returns the plan, without
@@ -71,11 +75,21 @@ func Prepare(p Paths, args, environ []string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := sandbox.Build(c, s, l)
-	if err != nil {
+	pr := &Prepared{Bwrap: bwrap, Conf: c, Session: s, Launch: l}
+	if c.CredentialMode() == sandbox.CredentialsProxy {
+		if pr.Credential, err = authproxy.Find(environ, l.Home); err != nil {
+			return nil, err
+		}
+	}
+	if pr.Credential != nil {
+		pr.Launch.AuthToken = authproxy.NewPlaceholder()
+		// The real port is chosen when the launch listens (open mode).
+		pr.Launch.AuthAddr = "127.0.0.1:0"
+	}
+	if pr.Plan, err = sandbox.Build(c, s, pr.Launch); err != nil {
 		return nil, err
 	}
-	return &Prepared{Bwrap: bwrap, Launch: l, Plan: plan}, nil
+	return pr, nil
 }
 
 func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
@@ -101,15 +115,36 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 		// appeared or vanished): the lock would guard the wrong stubs.
 		return 0, fmt.Errorf("the workspace changed from %s to %s while starting; start claude again", first.Plan.Workspace, pr.Plan.Workspace)
 	}
+	if pr.Credential == nil && pr.Conf.CredentialMode() == sandbox.CredentialsProxy {
+		fmt.Fprintf(stderr, "claude-sandbox: no Claude login found; log in inside this session, and from the next launch on the login stays outside the sandbox\n")
+	}
+	svc, err := newServices(pr, stderr)
+	if err != nil {
+		return 0, err
+	}
+	defer svc.close()
+	if pr.Launch.AuthAddr != "" && svc.authL != nil {
+		// The plan names the credential proxy's real address now.
+		if pr.Plan, err = sandbox.Build(pr.Conf, pr.Session, pr.Launch); err != nil {
+			return 0, err
+		}
+	}
 	if err := lock.createStubs(pr.Plan.Stubs); err != nil {
 		return 0, err
 	}
-	return supervise(pr.Bwrap, pr.Plan, stderr)
+	code, err := supervise(pr.Bwrap, pr.Plan, svc, stderr)
+	if svc.auth != nil {
+		if rerr := svc.auth.LastError(); rerr != nil {
+			// Claude saw only the API's 401; the cause is outside.
+			fmt.Fprintf(stderr, "claude-sandbox: the Claude login could not be refreshed: %v\n", rerr)
+		}
+	}
+	return code, err
 }
 
 // supervise starts bwrap with an empty environment and its inputs on file
 // descriptors, waits for it, and returns Claude's exit status.
-func supervise(bwrap string, plan *sandbox.Plan, stderr io.Writer) (int, error) {
+func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer) (int, error) {
 	argsFile, err := memfd("claude-sandbox-args", []byte(strings.Join(plan.Args, "\x00")+"\x00"))
 	if err != nil {
 		return 0, err
@@ -126,6 +161,9 @@ func supervise(bwrap string, plan *sandbox.Plan, stderr io.Writer) (int, error) 
 	}
 	defer statusR.Close()
 	files := []*os.File{argsFile, seccompFile, statusW}
+	if svc.child != nil {
+		files = append(files, svc.child) // sandbox.NetFD
+	}
 	cmd := &exec.Cmd{
 		Path:       bwrap,
 		Args:       append([]string{"bwrap", "--args", fmt.Sprint(sandbox.ArgsFD), "--"}, plan.Command...),
@@ -148,6 +186,16 @@ func supervise(bwrap string, plan *sandbox.Plan, stderr io.Writer) (int, error) 
 		return 0, fmt.Errorf("cannot start %s: %v", bwrap, err)
 	}
 	statusW.Close()
+	if err := svc.start(plan.Listen); err != nil {
+		// net-init waits for the launcher's answer before it runs Claude:
+		// without it, it ends the sandbox itself.
+		svc.close()
+		_ = cmd.Wait()
+		if _, ran := readStatus(statusR)["exit-code"]; !ran {
+			return 0, fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
+		}
+		return 0, fmt.Errorf("the network proxies could not start, so Claude did not start: %v", err)
+	}
 	status := make(chan map[string]any, 1)
 	go func() { status <- readStatus(statusR) }()
 	done := make(chan error, 1)

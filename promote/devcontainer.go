@@ -3,12 +3,14 @@ package promote
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
 
+	"github.com/claude-sandbox/claude-sandbox/features"
 	"github.com/claude-sandbox/claude-sandbox/jsonc"
 )
 
@@ -101,8 +103,8 @@ func pinFeature(data []byte, version string, options map[string]any) ([]byte, st
 }
 
 // setOptions sets each option on the feature member m. A value equal to the
-// option's default ("" or false) removes it: defaults stay implicit. Options
-// not named are left as they are.
+// option's default in the feature's metadata removes it: defaults stay
+// implicit. Options not named are left as they are.
 func setOptions(v *hujson.Value, m *hujson.ObjectMember, key string, options map[string]any) error {
 	if len(options) == 0 {
 		return nil
@@ -112,17 +114,13 @@ func setOptions(v *hujson.Value, m *hujson.ObjectMember, key string, options map
 		obj = &hujson.Object{}
 		m.Value.Value = obj
 	}
-	names := make([]string, 0, len(options))
-	for n := range options {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
+	declared := features.EmbeddedOptions()
+	for _, n := range slices.Sorted(maps.Keys(options)) {
 		value, err := json.Marshal(options[n])
 		if err != nil {
 			return err
 		}
-		if err := setOption(v, obj, key, n, value, options[n] == "" || options[n] == false); err != nil {
+		if err := setOption(v, obj, key, n, value, options[n] == declared[n].Default); err != nil {
 			return err
 		}
 	}

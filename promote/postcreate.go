@@ -2,10 +2,13 @@ package promote
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/claude-sandbox/claude-sandbox/features"
 )
 
 // The third layer, for dev containers that cannot use the feature: an
@@ -26,18 +29,21 @@ const (
 const freshPostCreate = "#!/bin/sh\n# Run once when the dev container is created (postCreateCommand).\nset -eu\n"
 
 // installLine is the line postCreate.sh gets: the install script, as root,
-// for the user the commands run as, with the options given.
+// for the user the commands run as, with the options given. An option at
+// its default adds no flag, as it adds nothing to devcontainer.json.
 func installLine(options map[string]any) string {
 	line := `sudo sh "$(dirname "$0")/claude-sandbox-install.sh" --user "$(id -un)"`
-	flags := map[string]string{"allowWrite": "--allow-write", "passEnv": "--pass-env", "protect": "--protect"}
-	names := make([]string, 0, len(flags))
-	for name := range flags {
-		names = append(names, name)
+	flags := map[string]string{
+		"allowWrite": "--allow-write", "passEnv": "--pass-env", "protect": "--protect",
+		"allowDomain": "--allow-domain", "allowIp": "--allow-ip", "network": "--network", "credentials": "--credentials",
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		list, _ := options[name].(string)
-		for _, item := range strings.Split(list, ",") {
+	declared := features.EmbeddedOptions()
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		value, _ := options[name].(string)
+		if value == declared[name].Default {
+			continue
+		}
+		for _, item := range strings.Split(value, ",") {
 			if item = strings.TrimSpace(item); item != "" {
 				line += " " + flags[name] + " " + shellQuote(item)
 			}

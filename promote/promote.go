@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/diff"
@@ -26,8 +28,8 @@ import (
 type Options struct {
 	// FeatureOptions are the feature's options to set, by the feature's
 	// option name: a string or a bool. A value equal to the option's
-	// default ("" or false) removes the option; options not named keep what
-	// the file has.
+	// default in the feature's metadata removes the option; options not
+	// named keep what the file has.
 	FeatureOptions map[string]any
 	// Force overwrites curated files edited locally since the last promote.
 	Force bool
@@ -70,6 +72,9 @@ type plan struct {
 // Promote brings the target to this version (or, with PrintOnly, prints
 // what that would change).
 func Promote(root string, o Options, out io.Writer) error {
+	if err := CheckOptions(o.FeatureOptions); err != nil {
+		return err
+	}
 	t, err := openTarget(root)
 	if err != nil {
 		return err
@@ -94,6 +99,23 @@ func Promote(root string, o Options, out io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(out, "wrote %s (%s)\n", w.path, w.what)
+	}
+	return nil
+}
+
+// CheckOptions refuses an option the feature does not have, and a value
+// outside an option's enum, which the dev container CLI would refuse only
+// at the next rebuild.
+func CheckOptions(options map[string]any) error {
+	declared := features.EmbeddedOptions()
+	for _, name := range slices.Sorted(maps.Keys(options)) {
+		o, ok := declared[name]
+		if !ok {
+			return fmt.Errorf("the feature has no option %q", name)
+		}
+		if v, _ := options[name].(string); len(o.Enum) > 0 && !slices.Contains(o.Enum, v) {
+			return fmt.Errorf("%s: %q is not one of the feature's values (%s)", name, v, strings.Join(o.Enum, ", "))
+		}
 	}
 	return nil
 }

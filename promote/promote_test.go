@@ -175,3 +175,38 @@ func TestInstallLine(t *testing.T) {
 		}
 	}
 }
+
+// Options are checked against the feature's metadata: a mode outside its
+// enum, or an option the feature does not have, is refused.
+func TestCheckOptions(t *testing.T) {
+	for _, tc := range []struct {
+		options map[string]any
+		err     string
+	}{
+		{map[string]any{"network": "open", "credentials": "inside", "allowDomain": "a.example,*.b.example"}, ""},
+		{map[string]any{"network": "closed"}, `network: "closed" is not one of the feature's values (allowlist, open)`},
+		{map[string]any{"credentials": ""}, `credentials: "" is not one of the feature's values (proxy, inside)`},
+		{map[string]any{"egressJail": true}, `the feature has no option "egressJail"`},
+	} {
+		got := ""
+		if err := CheckOptions(tc.options); err != nil {
+			got = err.Error()
+		}
+		if got != tc.err {
+			t.Errorf("CheckOptions(%v) = %q, want %q", tc.options, got, tc.err)
+		}
+	}
+}
+
+// An option set to its default in the feature's metadata is removed, a
+// mode's default ("allowlist") as much as an empty list.
+func TestPinFeatureRemovesDefaults(t *testing.T) {
+	file := `{"features": {"` + FeatureRef + `:1": {"protect": ".env", "network": "open", "allowDomain": "a.example"}}}`
+	got, _, err := pinFeature([]byte(file), "1", map[string]any{"network": "allowlist", "allowDomain": ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"features": {"` + FeatureRef + `:1": {"protect": ".env"}}}`; string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

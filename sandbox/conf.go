@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/egress"
 )
 
 // ConfPath is the only place the launcher reads its configuration from. It is
@@ -29,6 +31,10 @@ type Conf struct {
 	ShareHome     []Line   // share-home: home-relative paths bound read-only into the tmpfs home
 	AppendPath    []Line   // append-path: absolute directories appended to PATH after the system ones
 	NoForge       bool     // no-forge: forge tokens and forge CLI config never enter
+	Network       string   // network: "open" or "allowlist"; empty means the default, allowlist
+	AllowDomain   []Line   // allow-domain: HOST[:PORT] the allowlist proxy lets through
+	AllowIP       []Line   // allow-ip: IP or CIDR the allowlist proxy may reach although not public
+	Credentials   string   // credentials: "proxy" or "inside"; empty means the default, proxy
 	Source        string   // file name used in error messages
 	workspaceLine int      // line of workspace-root, for error messages
 	seen          []string // single-valued keys already set
@@ -55,19 +61,28 @@ func (e *ConfError) Error() string {
 	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 }
 
-// Keys that take a value, and bare flags. Keys the network issue will honour
-// are recognised so their refusal can say why, rather than "unknown key".
+// Network and credential modes, and their defaults.
+const (
+	NetworkOpen       = "open"      // the container's network, as it is
+	NetworkAllowlist  = "allowlist" // own network namespace; out only through the launcher's proxy
+	CredentialsProxy  = "proxy"     // the login stays outside; the launcher's proxy adds it
+	CredentialsInside = "inside"    // the login enters the sandbox, as Claude Code expects by itself
+)
+
+// Keys that take a value, and bare flags. The predecessor's egress-jail is
+// recognised so its refusal can point at its replacement.
 var (
 	valueKeys = map[string]bool{
 		"workspace-root": true, "allow-write": true, "pass-env": true,
 		"protect": true, "share-home": true, "append-path": true,
+		"network": true, "allow-domain": true, "allow-ip": true, "credentials": true,
 	}
 	flagKeys    = map[string]bool{"no-forge": true}
-	pendingKeys = map[string]string{
-		"egress-jail": "network egress policy is not implemented yet; remove the line",
-		"allow-ip":    "network egress policy is not implemented yet; remove the line",
-		"network":     "network egress policy is not implemented yet; remove the line",
+	retiredKeys = map[string]string{
+		"egress-jail": "is the predecessor's key; write network = allowlist",
 	}
+	// singleKeys may be set once.
+	singleKeys = map[string]bool{"workspace-root": true, "no-forge": true, "network": true, "credentials": true}
 )
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -89,8 +104,8 @@ func ParseConf(name string, r io.Reader) (*Conf, error) {
 		fail := func(format string, args ...any) error {
 			return &ConfError{File: name, Line: n, Msg: fmt.Sprintf(format, args...)}
 		}
-		if why, ok := pendingKeys[key]; ok {
-			return nil, fail("%q: %s", key, why)
+		if why, ok := retiredKeys[key]; ok {
+			return nil, fail("%q %s", key, why)
 		}
 		switch {
 		case flagKeys[key]:
@@ -115,8 +130,7 @@ func ParseConf(name string, r io.Reader) (*Conf, error) {
 }
 
 func (c *Conf) set(key, value string, line int) error {
-	switch key {
-	case "workspace-root", "no-forge":
+	if singleKeys[key] {
 		for _, k := range c.seen {
 			if k == key {
 				return fmt.Errorf("%q is set twice", key)
@@ -125,6 +139,26 @@ func (c *Conf) set(key, value string, line int) error {
 		c.seen = append(c.seen, key)
 	}
 	switch key {
+	case "network":
+		if value != NetworkOpen && value != NetworkAllowlist {
+			return fmt.Errorf("network: %q is not a mode (open or allowlist)", value)
+		}
+		c.Network = value
+	case "credentials":
+		if value != CredentialsProxy && value != CredentialsInside {
+			return fmt.Errorf("credentials: %q is not a mode (proxy or inside)", value)
+		}
+		c.Credentials = value
+	case "allow-domain":
+		if _, err := egress.ParseDomain(value); err != nil {
+			return fmt.Errorf("allow-domain: %q: %v", value, err)
+		}
+		c.AllowDomain = append(c.AllowDomain, Line{value, line})
+	case "allow-ip":
+		if _, err := egress.ParseIP(value); err != nil {
+			return fmt.Errorf("allow-ip: %q: %v", value, err)
+		}
+		c.AllowIP = append(c.AllowIP, Line{value, line})
 	case "no-forge":
 		c.NoForge = true
 	case "workspace-root":
@@ -190,7 +224,24 @@ func checkRel(p string) error {
 	return nil
 }
 
-// NetworkMode is the sandbox's network as the status line and verify report
-// it: "open", the container's own network, is the only mode until the egress
-// policy lands (the conf refuses the network key until then).
-func (c *Conf) NetworkMode() string { return "open" }
+// SingleValued reports whether key may be set only once, so the installer
+// replaces its line instead of adding another.
+func SingleValued(key string) bool { return singleKeys[key] }
+
+// NetworkMode is the sandbox's network: the conf's network line, else
+// allowlist (ADR 0011 gives the measurements behind that default).
+func (c *Conf) NetworkMode() string {
+	if c.Network == "" {
+		return NetworkAllowlist
+	}
+	return c.Network
+}
+
+// CredentialMode is where Claude Code's login lives: the conf's credentials
+// line, else proxy.
+func (c *Conf) CredentialMode() string {
+	if c.Credentials == "" {
+		return CredentialsProxy
+	}
+	return c.Credentials
+}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/egress"
 )
 
 // Fixed paths of the product.
@@ -70,6 +72,11 @@ type Launch struct {
 	RealBinary string
 	Masks      []string // the MaskedDirs that exist here, hidden behind an empty tmpfs
 	Keep       []string // files under Masks that the system needs, bound back read-only
+	Launcher   string   // the launcher's own binary, bound inside to run net-init
+	// AuthToken is the session token Claude gets in place of its login when
+	// the launcher proxies the credential; "" when it does not.
+	AuthToken string
+	AuthAddr  string // the credential proxy's address in open mode
 }
 
 // Plan is everything needed to start the sandbox.
@@ -79,6 +86,11 @@ type Plan struct {
 	Redacted  []string // Args with values copied from the caller shown as <passed>
 	Command   []string // what bwrap runs, after "--" on its command line
 	Stubs     []Stub   // missing protected paths the launcher creates so they can be bound read-only
+	// Listen are the loopback addresses net-init opens inside the sandbox's
+	// network namespace and hands to the launcher: the egress proxy, then
+	// the credential proxy. Empty in open mode.
+	Listen []string
+	Egress *egress.Policy // what the egress proxy lets through; nil in open mode
 }
 
 // File descriptors the launcher hands to bwrap, in this order.
@@ -96,6 +108,9 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	}
 	ws, err := Workspace(c, l)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckCredentialMode(c, l.Environ); err != nil {
 		return nil, err
 	}
 	b := &argv{}
@@ -183,7 +198,23 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	}
 
 	b.add("--chdir", l.Cwd, "--seccomp", fmt.Sprint(SeccompFD), "--json-status-fd", fmt.Sprint(StatusFD))
-	envFromCaller(b, c, noForge, l.Environ)
+	env := envFromCaller(c, noForge, l.Environ)
+	if plan.Listen, err = network(b, c, l, env); err != nil {
+		return nil, err
+	}
+	if plan.Listen != nil {
+		if plan.Egress, err = EgressPolicy(c, l.Environ, l.AuthToken != ""); err != nil {
+			return nil, err
+		}
+	}
+	names := make([]string, 0, len(env))
+	for n := range env {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b.setenvShown(n, env[n].value, env[n].shown)
+	}
 	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	for _, d := range c.AppendPath {
 		path += ":" + d.Value
@@ -192,16 +223,19 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	if venv, ok := lookup(l.Environ, "VIRTUAL_ENV"); ok && filepath.IsAbs(venv) && !strings.Contains(venv, ":") {
 		path += ":" + filepath.Join(venv, "bin")
 	}
-	b.setenv("HOME", home, false)
-	b.setenv("USER", l.User, false)
-	b.setenv("LOGNAME", l.User, false)
-	b.setenv("SHELL", l.Shell, false)
-	b.setenv("PATH", path, false)
-	b.setenv("IS_SANDBOX", "1", false)
-	b.setenv("DISABLE_AUTOUPDATER", "1", false)
+	b.setenv("HOME", home)
+	b.setenv("USER", l.User)
+	b.setenv("LOGNAME", l.User)
+	b.setenv("SHELL", l.Shell)
+	b.setenv("PATH", path)
+	b.setenv("IS_SANDBOX", "1")
+	b.setenv("DISABLE_AUTOUPDATER", "1")
 
 	plan.Args, plan.Redacted = b.args, b.redacted
 	plan.Command = append([]string{filepath.Join(home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
+	if plan.Listen != nil {
+		plan.Command = NetInitCommand(plan.Listen, plan.Command)
+	}
 	return plan, nil
 }
 
@@ -220,9 +254,8 @@ func ClaudeArgs(args []string) []string {
 	return out
 }
 
-// envFromCaller passes the allow-listed part of the caller's environment,
-// sorted so the argv is stable.
-func envFromCaller(b *argv, c *Conf, noForge bool, environ []string) {
+// envFromCaller is the allow-listed part of the caller's environment.
+func envFromCaller(c *Conf, noForge bool, environ []string) map[string]envValue {
 	extra := map[string]bool{}
 	for _, p := range c.PassEnv {
 		extra[p.Value] = true
@@ -232,19 +265,15 @@ func envFromCaller(b *argv, c *Conf, noForge bool, environ []string) {
 			delete(extra, t)
 		}
 	}
-	var kvs []string
+	env := map[string]envValue{}
 	for _, kv := range environ {
-		name, _, ok := strings.Cut(kv, "=")
+		name, value, ok := strings.Cut(kv, "=")
 		if !ok || neverPassed(name) != "" || !(passedByDefault(name) || extra[name]) {
 			continue
 		}
-		kvs = append(kvs, kv)
+		env[name] = envValue{value, "<passed>"}
 	}
-	sort.Strings(kvs)
-	for _, kv := range kvs {
-		name, value, _ := strings.Cut(kv, "=")
-		b.setenv(name, value, true)
-	}
+	return env
 }
 
 func lookup(environ []string, name string) (string, bool) {
@@ -457,12 +486,16 @@ func (b *argv) add(a ...string) {
 	b.redacted = append(b.redacted, a...)
 }
 
-func (b *argv) setenv(name, value string, fromCaller bool) {
+func (b *argv) setenv(name, value string) { b.setenvShown(name, value, "") }
+
+// setenvShown sets a variable that the redacted argv shows as shown, or as
+// it is when shown is "".
+func (b *argv) setenvShown(name, value, shown string) {
 	b.args = append(b.args, "--setenv", name, value)
-	if fromCaller {
-		value = "<passed>"
+	if shown == "" {
+		shown = value
 	}
-	b.redacted = append(b.redacted, "--setenv", name, value)
+	b.redacted = append(b.redacted, "--setenv", name, shown)
 }
 
 // within reports whether p is dir or below it.

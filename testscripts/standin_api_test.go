@@ -26,8 +26,9 @@ import (
 // result first arrives, its After command runs on the host (sh -c, with the
 // stand-in's environment) before anything else happens, so it sees the
 // host as that step left it. Every result and After output is written to
-// RESULTS as a JSON list indexed like SCRIPT, and every request body is
-// appended to RESULTS.requests, one per line. The server's URL goes to
+// RESULTS as a JSON list indexed like SCRIPT, every request body is
+// appended to RESULTS.requests, one per line, and the credential each
+// request carried to RESULTS.credentials. The server's URL goes to
 // URLFILE. Responses are server-sent events when asked for, as Claude Code
 // does.
 func standinAPI(args []string) int {
@@ -53,6 +54,10 @@ func standinAPI(args []string) int {
 		body, _ := io.ReadAll(r.Body)
 		if f, err := os.OpenFile(args[1]+".requests", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 			f.Write(append(bytes.ReplaceAll(body, []byte("\n"), nil), '\n'))
+			f.Close()
+		}
+		if f, err := os.OpenFile(args[1]+".credentials", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+			fmt.Fprintf(f, "x-api-key=%s authorization=%s\n", r.Header.Get("X-Api-Key"), r.Header.Get("Authorization"))
 			f.Close()
 		}
 		var req struct {

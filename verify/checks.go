@@ -64,7 +64,16 @@ var checks = []check{
 	{"launcher-read-only", launcherReadOnly},
 	{"real-binary-read-only", realBinaryReadOnly},
 	{"managed-settings-read-only", managedSettingsReadOnly},
+
+	// The network and Claude's login.
 	{"network", network},
+	{"network-namespace", networkNamespace},
+	{"direct-egress-refused", directEgressRefused},
+	{"dns-refused", dnsRefused},
+	{"proxy-environment", proxyEnvironment},
+	{"proxy-refuses-metadata", proxyRefusesMetadata},
+	{"credential-placeholder", credentialPlaceholder},
+	{"credential-file-hidden", credentialFileHidden},
 }
 
 // firstError returns the first error that is not nil: the fact a check

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -31,6 +33,10 @@ type facts struct {
 	procs    []process
 	procsErr error
 
+	firstPID    int      // the process bwrap's pid 1 started
+	startEnv    []string // the environment bwrap gave it: the launcher's, before any shell changed it
+	startEnvErr error
+
 	mounts    []mount // the visible ones
 	mountsErr error
 
@@ -39,55 +45,74 @@ type facts struct {
 
 	launch    *launchView // the plan of this sandbox's launch, recomputed here
 	launchErr error
+
+	interfaces    []string // the network interfaces of /proc/net/dev
+	interfacesErr error
+
+	nameservers    []string // /etc/resolv.conf's, as host:53
+	nameserversErr error
+
+	dial dialFunc // net.DialTimeout; the tests answer in its place
 }
+
+// dialFunc connects as net.DialTimeout does.
+type dialFunc func(network, address string, timeout time.Duration) (net.Conn, error)
 
 // launchView is the launch as the launcher saw it: the facts and the plan
 // recomputed with the launcher's own code, from the conf, the passwd
 // database, the launch's working directory and its environment.
 type launchView struct {
-	launch   sandbox.Launch
-	plan     *sandbox.Plan
-	policy   policy
-	firstPID int      // the process bwrap started
-	startEnv []string // the environment bwrap gave it
+	launch sandbox.Launch
+	plan   *sandbox.Plan
+	policy policy
 }
 
 func gather(p launcher.Paths, environ []string, fds []descriptor, fdsErr error) *facts {
 	f := &facts{paths: p, environ: environ, fds: fds, fdsErr: fdsErr}
 	f.status, f.statusErr = readStatus()
 	f.procs, f.procsErr = processes()
+	f.firstPID, f.startEnv, f.startEnvErr = startEnvironment(f.procs, f.procsErr)
 	f.mounts, f.mountsErr = visibleMounts()
 	f.conf, f.confErr = launcher.LoadConf(p.Conf)
 	f.launch, f.launchErr = f.recomputeLaunch()
 	if f.launchErr != nil {
 		f.launchErr = fmt.Errorf("cannot recompute this sandbox's plan: %v", f.launchErr)
 	}
+	f.interfaces, f.interfacesErr = readInterfaces()
+	f.nameservers, f.nameserversErr = readNameservers()
+	f.dial = net.DialTimeout
 	return f
+}
+
+// startEnvironment finds the sandbox's first process and the environment
+// bwrap gave it.
+func startEnvironment(procs []process, procsErr error) (int, []string, error) {
+	if procsErr != nil {
+		return 0, nil, procsErr
+	}
+	first, err := firstProcess(procs)
+	if err != nil {
+		return 0, nil, err
+	}
+	env, err := readEnviron(first)
+	return first, env, err
 }
 
 // recomputeLaunch runs the launcher's planning again. The working
 // directory is bwrap's pid 1's, which is the launch's --chdir; the
 // environment is the one bwrap gave the first process. CLAUDE_SANDBOX_*
 // never enter the sandbox, so a session's own protect paths are unknown here.
+// The session token and the credential proxy's address are the launch's own,
+// as the environment shows them, so the plan hides the login as it did.
 func (f *facts) recomputeLaunch() (*launchView, error) {
-	if f.confErr != nil {
-		return nil, f.confErr
+	if err := firstError(f.confErr, f.startEnvErr); err != nil {
+		return nil, err
 	}
-	if f.procsErr != nil {
-		return nil, f.procsErr
-	}
-	first, err := firstProcess(f.procs)
+	l, err := launcher.Facts(f.paths, f.startEnv, nil)
 	if err != nil {
 		return nil, err
 	}
-	startEnv, err := readEnviron(first)
-	if err != nil {
-		return nil, err
-	}
-	l, err := launcher.Facts(f.paths, startEnv, nil)
-	if err != nil {
-		return nil, err
-	}
+	f.sessionAuth(&l)
 	if l.Cwd, err = os.Readlink("/proc/1/cwd"); err != nil {
 		return nil, err
 	}
@@ -99,7 +124,31 @@ func (f *facts) recomputeLaunch() (*launchView, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &launchView{launch: l, plan: plan, policy: pol, firstPID: first, startEnv: startEnv}, nil
+	return &launchView{launch: l, plan: plan, policy: pol}, nil
+}
+
+// sessionAuth gives the launch the session token and the credential
+// proxy's address this sandbox started with, if any.
+func (f *facts) sessionAuth(l *sandbox.Launch) {
+	if token := f.sessionToken(); token != "" {
+		l.AuthToken = token
+		l.AuthAddr = strings.TrimPrefix(envMap(f.startEnv)["ANTHROPIC_BASE_URL"], "http://")
+	}
+}
+
+// placeholderPrefix starts every session token authproxy.NewPlaceholder
+// makes, and nothing else.
+const placeholderPrefix = "claude-sandbox-session-"
+
+// sessionToken is the session token the launcher gave Claude in place of
+// its login (credentials = proxy), or "" when it gave none. The conf must
+// have loaded.
+func (f *facts) sessionToken() string {
+	token := envMap(f.startEnv)["ANTHROPIC_AUTH_TOKEN"]
+	if f.conf.CredentialMode() != sandbox.CredentialsProxy || !strings.HasPrefix(token, placeholderPrefix) {
+		return ""
+	}
+	return token
 }
 
 func readStatus() (map[string]string, error) {
@@ -247,6 +296,16 @@ func splitNul(b []byte) []string {
 		return nil
 	}
 	return strings.Split(s, "\x00")
+}
+
+// envMap indexes an environment by name.
+func envMap(environ []string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		out[name] = value
+	}
+	return out
 }
 
 // envNames returns the sorted variable names of an environment.

@@ -130,7 +130,7 @@ type policy struct {
 // bwrapArity is the number of values each option the plan uses takes. An
 // option missing here stops verify, so a new policy rule cannot slip past it.
 var bwrapArity = map[string]int{
-	"--unshare-user": 0, "--unshare-ipc": 0, "--unshare-pid": 0, "--unshare-uts": 0, "--unshare-cgroup-try": 0,
+	"--unshare-user": 0, "--unshare-ipc": 0, "--unshare-pid": 0, "--unshare-uts": 0, "--unshare-cgroup-try": 0, "--unshare-net": 0,
 	"--die-with-parent": 0, "--clearenv": 0, "--cap-drop": 1, "--chdir": 1, "--seccomp": 1, "--json-status-fd": 1,
 	"--dir": 1, "--setenv": 2,
 	"--bind": 2, "--ro-bind": 2, "--ro-bind-try": 2, "--tmpfs": 1, "--dev": 1, "--proc": 1,

@@ -177,11 +177,7 @@ func launchEnvironment(f *facts) (string, error) {
 		return "", f.launchErr
 	}
 	lv := f.launch
-	got := map[string]string{}
-	for _, kv := range lv.startEnv {
-		name, value, _ := strings.Cut(kv, "=")
-		got[name] = value
-	}
+	got := envMap(f.startEnv)
 	var extra, missing, differ []string
 	for name, value := range got {
 		want, ok := lv.policy.env[name]
@@ -209,16 +205,17 @@ func launchEnvironment(f *facts) (string, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return "", fmt.Errorf("the environment of pid %d is not the policy's; %s", lv.firstPID, strings.Join(problems, "; "))
+		return "", fmt.Errorf("the environment of pid %d is not the policy's; %s", f.firstPID, strings.Join(problems, "; "))
 	}
-	return fmt.Sprintf("pid %d started with exactly the policy's %d variables (and bwrap's PWD)", lv.firstPID, len(lv.policy.env)), nil
+	return fmt.Sprintf("pid %d started with exactly the policy's %d variables (and bwrap's PWD)", f.firstPID, len(lv.policy.env)), nil
 }
 
 // secretVariables: no variable whose name marks a credential is set, in
 // the sandbox's starting environment or this process's, except those that
-// enter by design (ANTHROPIC_*, CLAUDE_CODE_*) or by the conf's pass-env.
+// enter by design (ANTHROPIC_*, CLAUDE_CODE_*, the launcher's session token)
+// or by the conf's pass-env.
 func secretVariables(f *facts) (string, error) {
-	if err := firstError(f.confErr, f.launchErr); err != nil {
+	if err := firstError(f.confErr, f.startEnvErr); err != nil {
 		return "", err
 	}
 	passEnv := map[string]bool{}
@@ -227,12 +224,15 @@ func secretVariables(f *facts) (string, error) {
 	}
 	var allowed, leaked []string
 	seen := map[string]bool{}
-	for _, name := range envNames(append(append([]string{}, f.launch.startEnv...), f.environ...)) {
+	proxied := f.sessionToken() != ""
+	for _, name := range envNames(append(append([]string{}, f.startEnv...), f.environ...)) {
 		if seen[name] || !looksSecret(name) {
 			continue
 		}
 		seen[name] = true
 		switch {
+		case name == "ANTHROPIC_AUTH_TOKEN" && proxied:
+			allowed = append(allowed, name+" (the launcher's session token)")
 		case sandbox.PassedByDefault(name):
 			allowed = append(allowed, name+" (passed by design)")
 		case passEnv[name]:

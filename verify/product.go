@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -37,13 +36,4 @@ func realBinaryReadOnly(f *facts) (string, error) {
 // command.
 func managedSettingsReadOnly(*facts) (string, error) {
 	return allReadOnly(installer.ManagedPath, filepath.Dir(installer.ManagedPath))
-}
-
-// network reports the conf's network mode. It is information, not a
-// probe: there is no egress policy to probe yet.
-func network(f *facts) (string, error) {
-	if f.confErr != nil {
-		return "", f.confErr
-	}
-	return fmt.Sprintf("%s, as %s sets it (reported, not probed)", f.conf.NetworkMode(), f.conf.Source), nil
 }

@@ -29,6 +29,10 @@ user=${REMOTEUSER:-${_REMOTE_USER:-}}
 [ -n "$user" ] && set -- "$@" --user "$user"
 [ -n "${CLAUDEVERSION:-}" ] && set -- "$@" --claude-version "$CLAUDEVERSION"
 [ "${NOFORGE:-false}" = true ] && set -- "$@" --no-forge
+# The CLI passes the modes' defaults too, so the conf states the mode the
+# options chose, also over a conf an earlier install wrote.
+[ -n "${NETWORK:-}" ] && set -- "$@" --network "$NETWORK"
+[ -n "${CREDENTIALS:-}" ] && set -- "$@" --credentials "$CREDENTIALS"
 
 # Comma-separated lists, one flag per item; blanks around items are dropped.
 add_list() {
@@ -47,6 +51,8 @@ set_args=
 add_list --allow-write "${ALLOWWRITE:-}"
 add_list --pass-env "${PASSENV:-}"
 add_list --protect "${PROTECT:-}"
+add_list --allow-domain "${ALLOWDOMAIN:-}"
+add_list --allow-ip "${ALLOWIP:-}"
 if [ -n "$set_args" ]; then
 	old_ifs=$IFS
 	IFS='

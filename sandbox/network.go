@@ -1,0 +1,178 @@
+package sandbox
+
+import (
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/egress"
+)
+
+// Where the sandbox reaches the launcher's proxies in allowlist mode. The
+// sandbox has its own network namespace, so fixed loopback ports are free.
+const (
+	EgressProxyAddr = "127.0.0.1:3128" // HTTP and CONNECT proxy, the only way out
+	AuthProxyAddr   = "127.0.0.1:3129" // the credential proxy, Claude's ANTHROPIC_BASE_URL
+	// NetInitPath is where the launcher's own binary is bound inside, so
+	// net-init runs from a path every sandbox has (ADR 0011).
+	NetInitPath = "/run/claude-sandbox/claude-sandbox"
+	// NetFD carries the listening sockets net-init makes inside out to the
+	// launcher.
+	NetFD = 6
+)
+
+// credentialVars hold a login Claude Code would use. With the credential
+// proxy none of them enters: Claude gets the proxy and a session token.
+var credentialVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL"}
+
+// cloudVars switch Claude Code to a cloud provider, whose credentials the
+// proxy does not handle.
+var cloudVars = []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"}
+
+// claudeHosts are what Claude Code itself needs when its login is inside the
+// sandbox (credentials = inside, or no login yet): the API and the login flow.
+var claudeHosts = []string{"api.anthropic.com", "console.anthropic.com", "platform.claude.com", "claude.ai"}
+
+// CredentialsFile is Claude Code's login on Linux, relative to the home.
+const CredentialsFile = ".claude/.credentials.json"
+
+// CheckCredentialMode refuses a launch whose environment the credential
+// proxy cannot serve.
+func CheckCredentialMode(c *Conf, environ []string) error {
+	if c.CredentialMode() != CredentialsProxy {
+		return nil
+	}
+	for _, v := range cloudVars {
+		if val, ok := lookup(environ, v); ok && val != "" && val != "0" {
+			return fmt.Errorf("%s is set, but the credential proxy serves only Anthropic's API; set credentials = inside in %s to use a cloud provider", v, c.Source)
+		}
+	}
+	return nil
+}
+
+// EgressPolicy is what the allowlist proxy lets through: the admin's lines,
+// and Claude's own hosts when its login is inside the sandbox.
+func EgressPolicy(c *Conf, environ []string, authProxied bool) (*egress.Policy, error) {
+	p := &egress.Policy{}
+	for _, d := range c.AllowDomain {
+		dom, err := egress.ParseDomain(d.Value)
+		if err != nil {
+			return nil, &ConfError{File: c.Source, Line: d.Line, Msg: fmt.Sprintf("allow-domain: %q: %v", d.Value, err)}
+		}
+		p.Domains = append(p.Domains, dom)
+	}
+	for _, a := range c.AllowIP {
+		pfx, err := egress.ParseIP(a.Value)
+		if err != nil {
+			return nil, &ConfError{File: c.Source, Line: a.Line, Msg: fmt.Sprintf("allow-ip: %q: %v", a.Value, err)}
+		}
+		p.IPs = append(p.IPs, pfx)
+	}
+	if authProxied {
+		return p, nil
+	}
+	for _, h := range claudeHosts {
+		p.Domains = append(p.Domains, egress.Domain{Host: h, Port: 443})
+	}
+	if base, ok := lookup(environ, "ANTHROPIC_BASE_URL"); ok && base != "" {
+		u, err := url.Parse(base)
+		if err != nil || u.Hostname() == "" {
+			return nil, fmt.Errorf("ANTHROPIC_BASE_URL=%q is not a URL", base)
+		}
+		hostPort := u.Host
+		if u.Port() == "" {
+			hostPort += map[string]string{"http": ":80"}[u.Scheme]
+		}
+		if dom, err := egress.ParseDomain(hostPort); err == nil {
+			p.Domains = append(p.Domains, dom)
+		}
+	}
+	return p, nil
+}
+
+// network adds the network namespace, the proxy environment and the
+// credential placeholder to the argv, and returns what net-init must open
+// inside. env holds the variables passed from the caller by name; the
+// entries set here replace theirs.
+func network(b *argv, c *Conf, l Launch, env map[string]envValue) (listen []string, err error) {
+	home := l.Home
+	if l.AuthToken != "" {
+		for _, v := range credentialVars {
+			delete(env, v)
+		}
+		cred := filepath.Join(home, CredentialsFile)
+		if isLink(cred) {
+			return nil, fmt.Errorf("%s is a symbolic link; the sandbox hides the login, which it cannot do through a link; replace the link with a copy of its target", cred)
+		}
+		if exists(cred) {
+			b.add("--ro-bind", "/dev/null", cred)
+		}
+		addr := l.AuthAddr
+		if c.NetworkMode() == NetworkAllowlist {
+			addr = AuthProxyAddr
+		}
+		env["ANTHROPIC_BASE_URL"] = envValue{"http://" + addr, ""}
+		env["ANTHROPIC_AUTH_TOKEN"] = envValue{l.AuthToken, "<session-token>"}
+	}
+	if c.NetworkMode() != NetworkAllowlist {
+		if l.AuthToken != "" {
+			// The caller's proxy must not be asked for the launcher's loopback.
+			for _, n := range []string{"NO_PROXY", "no_proxy"} {
+				if old, ok := env[n]; ok && old.value != "" {
+					if !slices.Contains(strings.Split(old.value, ","), "127.0.0.1") {
+						env[n] = envValue{old.value + ",127.0.0.1", old.shown + ",127.0.0.1"}
+					}
+				} else {
+					env[n] = envValue{"127.0.0.1", ""}
+				}
+			}
+		}
+		return nil, nil
+	}
+	b.add("--unshare-net")
+	b.add("--ro-bind", l.Launcher, NetInitPath)
+	proxy := "http://" + EgressProxyAddr
+	for _, n := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
+		env[n] = envValue{proxy, ""}
+	}
+	// The proxy speaks HTTP; a SOCKS ALL_PROXY from the caller would only fail.
+	delete(env, "ALL_PROXY")
+	delete(env, "all_proxy")
+	for _, n := range []string{"NO_PROXY", "no_proxy"} {
+		env[n] = envValue{"127.0.0.1,localhost,::1", ""}
+	}
+	// Node 24's fetch honours the proxy variables only when asked to.
+	env["NODE_USE_ENV_PROXY"] = envValue{"1", ""}
+	// Telemetry and error reports would only be refused and logged.
+	env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = envValue{"1", ""}
+	listen = []string{EgressProxyAddr}
+	if l.AuthToken != "" {
+		listen = append(listen, AuthProxyAddr)
+	}
+	return listen, nil
+}
+
+// envValue is a variable's value and how the redacted argv shows it ("" for
+// as it is).
+type envValue struct{ value, shown string }
+
+func isLink(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// NetInitCommand is what bwrap runs in allowlist mode: net-init opens the
+// listeners, hands them out, and execs Claude.
+func NetInitCommand(listen, claude []string) []string {
+	cmd := append([]string{NetInitPath, "net-init"}, listen...)
+	return append(append(cmd, "--"), claude...)
+}
