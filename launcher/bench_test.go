@@ -53,6 +53,8 @@ func BenchmarkLaunch(b *testing.B) {
 	if len(pr.Plan.Stubs) != 0 {
 		b.Fatalf("the benchmark workspace still needs stubs: %v", pr.Plan.Stubs)
 	}
+	// What the launcher creates on its first launch, so bare bwrap has its sources.
+	must(b, prepareHome(pr.Launch.Home))
 	argsFile := filepath.Join(dir, "args")
 	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.Args, "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")
