@@ -40,12 +40,15 @@ type Server struct {
 	Transport   http.RoundTripper // nil means a transport of our own
 }
 
-// NewPlaceholder returns a fresh session token. Its prefix tells a reader of
-// Claude's environment what it is.
+// PlaceholderPrefix starts every session token, and tells a reader of
+// Claude's environment (or `claude-sandbox verify`) what it is.
+const PlaceholderPrefix = "claude-sandbox-session-"
+
+// NewPlaceholder returns a fresh session token.
 func NewPlaceholder() string {
 	b := make([]byte, 16)
 	rand.Read(b) // never fails: the runtime aborts when it cannot read randomness
-	return "claude-sandbox-session-" + hex.EncodeToString(b)
+	return PlaceholderPrefix + hex.EncodeToString(b)
 }
 
 // Serve answers the sandbox's API requests on l until l is closed.

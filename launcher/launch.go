@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -51,6 +52,7 @@ type Prepared struct {
 	Launch     sandbox.Launch
 	Plan       *sandbox.Plan
 	Credential *authproxy.Credential // the login the launcher keeps outside; nil when it enters or there is none
+	Upstream   *url.URL              // where the credential proxy sends the login; nil with no Credential
 }
 
 // Prepare checks everything a launch needs and returns the plan, without
@@ -82,6 +84,9 @@ func Prepare(p Paths, args, environ []string) (*Prepared, error) {
 		}
 	}
 	if pr.Credential != nil {
+		if pr.Upstream, err = upstream(environ); err != nil {
+			return nil, err
+		}
 		pr.Launch.AuthToken = authproxy.NewPlaceholder()
 		// The real port is chosen when the launch listens (open mode).
 		pr.Launch.AuthAddr = "127.0.0.1:0"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -38,15 +39,7 @@ type services struct {
 func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	s := &services{}
 	if pr.Credential != nil {
-		upstream := DefaultUpstream
-		if v, ok := lookupEnv(pr.Launch.Environ, "ANTHROPIC_BASE_URL"); ok && v != "" {
-			upstream = v
-		}
-		u, err := url.Parse(upstream)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("ANTHROPIC_BASE_URL=%q is not an http(s) URL", upstream)
-		}
-		s.auth = &authproxy.Server{Upstream: u, Credential: pr.Credential, Placeholder: pr.Launch.AuthToken, TokenURL: authproxy.TokenURL}
+		s.auth = &authproxy.Server{Upstream: pr.Upstream, Credential: pr.Credential, Placeholder: pr.Launch.AuthToken, TokenURL: authproxy.TokenURL}
 	}
 	if pr.Plan.Egress != nil {
 		s.egress = &egress.Proxy{Policy: *pr.Plan.Egress, Log: &egress.Log{
@@ -137,6 +130,26 @@ func receiveListener(conn *net.UnixConn) (net.Listener, error) {
 	f := os.NewFile(uintptr(fds[0]), "listener")
 	defer f.Close()
 	return net.FileListener(f)
+}
+
+// upstream is the API the credential proxy forwards to: the caller's
+// ANTHROPIC_BASE_URL, else Anthropic's. Plain http is accepted only to a
+// loopback address, where no network carries the login in the clear.
+func upstream(environ []string) (*url.URL, error) {
+	raw := DefaultUpstream
+	if v, ok := lookupEnv(environ, "ANTHROPIC_BASE_URL"); ok && v != "" {
+		raw = v
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return nil, fmt.Errorf("ANTHROPIC_BASE_URL=%q is not an http(s) URL", raw)
+	}
+	if u.Scheme == "http" {
+		if a, err := netip.ParseAddr(u.Hostname()); err != nil || !a.IsLoopback() {
+			return nil, fmt.Errorf("ANTHROPIC_BASE_URL=%q is plain http to another machine: the credential proxy would send your login unencrypted; use https", raw)
+		}
+	}
+	return u, nil
 }
 
 func lookupEnv(environ []string, name string) (string, bool) {

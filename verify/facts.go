@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
@@ -136,16 +137,12 @@ func (f *facts) sessionAuth(l *sandbox.Launch) {
 	}
 }
 
-// placeholderPrefix starts every session token authproxy.NewPlaceholder
-// makes, and nothing else.
-const placeholderPrefix = "claude-sandbox-session-"
-
 // sessionToken is the session token the launcher gave Claude in place of
 // its login (credentials = proxy), or "" when it gave none. The conf must
 // have loaded.
 func (f *facts) sessionToken() string {
 	token := envMap(f.startEnv)["ANTHROPIC_AUTH_TOKEN"]
-	if f.conf.CredentialMode() != sandbox.CredentialsProxy || !strings.HasPrefix(token, placeholderPrefix) {
+	if f.conf.CredentialMode() != sandbox.CredentialsProxy || !strings.HasPrefix(token, authproxy.PlaceholderPrefix) {
 		return ""
 	}
 	return token
