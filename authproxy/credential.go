@@ -242,12 +242,13 @@ func (s *state) refreshFile(rt http.RoundTripper, tokenURL string) error {
 	if err != nil {
 		return err
 	}
-	// Write before truncating: a crash in between leaves the new login
-	// followed by a tail, never an empty file.
-	if _, err := f.WriteAt(out, 0); err != nil {
-		return fmt.Errorf("the login was refreshed but not saved: %v", err)
+	// Padded with spaces to the old length, so that the file is one JSON
+	// document at every moment (a crash mid-way leaves no stray tail to
+	// truncate, and no empty file): the login is never lost to a half write.
+	if n := len(data) - len(out); n > 0 {
+		out = append(out, bytes.Repeat([]byte(" "), n)...)
 	}
-	if err := f.Truncate(int64(len(out))); err != nil {
+	if _, err := f.WriteAt(out, 0); err != nil {
 		return fmt.Errorf("the login was refreshed but not saved: %v", err)
 	}
 	if err := f.Sync(); err != nil {

@@ -1,6 +1,7 @@
 package authproxy_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -208,5 +209,36 @@ func TestNoRefreshWhileValid(t *testing.T) {
 		if got := up.last(t).Header.Get("Authorization"); got == "Bearer new-access" {
 			t.Errorf("%s: the upstream got a refreshed token", name)
 		}
+	}
+}
+
+// TestRefreshNeverShortensTheFile: a refreshed login shorter than the one
+// it replaces is padded with spaces, not followed by a truncate, so that
+// the file is one JSON document at every moment of the write: a crash
+// before a truncate would otherwise leave the new login followed by the
+// old one's tail, which no later launch could parse.
+func TestRefreshNeverShortensTheFile(t *testing.T) {
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, []byte(expiringLogin(-time.Hour)), "", "\t\t\t\t"); err != nil {
+		t.Fatal(err)
+	}
+	home := writeLogin(t, pretty.String())
+	path := filepath.Join(home, ".claude/.credentials.json")
+	tokens, _ := tokenEndpoint(t, http.StatusOK, `{"access_token":"new","refresh_token":"new-r","expires_in":28800}`)
+	up := newUpstream(t, nil)
+	base, _ := startProxy(t, mustFind(t, nil, home), up.URL, tokens.URL)
+	send(t, "POST", base+"/v1/messages", bearer(placeholder), strings.NewReader("{}"))
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != pretty.Len() {
+		t.Errorf("the file went from %d to %d bytes; a write in place must keep its length, padding with spaces", pretty.Len(), len(after))
+	}
+	var doc struct {
+		Login struct{ AccessToken string } `json:"claudeAiOauth"`
+	}
+	if err := json.Unmarshal(after, &doc); err != nil || doc.Login.AccessToken != "new" {
+		t.Errorf("the refreshed file does not parse to the new login (%v): %q", err, after)
 	}
 }
