@@ -91,6 +91,18 @@ type Plan struct {
 	// the credential proxy. Empty in open mode.
 	Listen []string
 	Egress *egress.Policy // what the egress proxy lets through; nil in open mode
+	// NameRules are names the sandbox may not create in a directory, because
+	// a program outside would obey a file of that name there (ADR 0012).
+	NameRules []NameRule
+}
+
+// A NameRule refuses the creation of Names directly in Dir. The launcher's
+// seccomp supervisor enforces it on every call that creates a name: mkdir,
+// mknod, open with O_CREAT, rename, link and symlink.
+type NameRule struct {
+	Dir   string   // an existing directory, symlinks resolved
+	Names []string // names compared as they are, byte for byte
+	Why   string   // shown by argv --explain and in refusals
 }
 
 // File descriptors the launcher hands to bwrap, in this order.
