@@ -44,9 +44,10 @@ const usage = `usage:
   claude-sandbox gate                        Claude Code's prompt hook: blocks prompts outside the sandbox
   claude-sandbox statusline                  Claude Code's status line: sandboxed, workspace, network
   claude-sandbox verify [--json]             inside the sandbox: probe it, one line per check
-  claude-sandbox denials [-n N] [--json]     what the allowlist proxy refused lately (the last N, default 20)
-  claude-sandbox net-init ADDR... -- CMD...  run by the launcher inside the sandbox in allowlist mode:
-                                             hands the proxy sockets out, then runs Claude
+  claude-sandbox denials [-n N] [--json]     what the allowlist proxy and the warden refused lately
+                                             (the last N, default 20)
+  claude-sandbox init [FLAGS] -- CMD...      run by the launcher first inside the sandbox: hands the
+                                             proxy sockets and the warden out, then runs Claude
   claude-sandbox version                     print the version
 `
 
@@ -84,8 +85,8 @@ func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr
 		return verify.Run(p, args[1:], environ, stdout, stderr)
 	case "denials":
 		return denialsCmd(p, args[1:], stdout, stderr)
-	case "net-init":
-		return launcher.NetInit(args[1:], stderr)
+	case "init":
+		return launcher.Init(args[1:], stderr)
 	case "version":
 		fmt.Fprintln(stdout, "claude-sandbox", Version)
 		return 0

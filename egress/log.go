@@ -16,11 +16,13 @@ import (
 	"time"
 )
 
-// Denial is one refused destination, stored as JSON under its field names.
+// Denial is one refused destination, or one name the warden refused to
+// create (Path), stored as JSON under its field names.
 type Denial struct {
 	Time      time.Time
-	Host      string
-	Port      int
+	Host      string `json:",omitempty"`
+	Port      int    `json:",omitempty"`
+	Path      string `json:",omitempty"`
 	Reason    string
 	Workspace string // where the session ran
 }
@@ -43,13 +45,22 @@ type Log struct {
 
 // Record appends a denial of host:port, stamped now.
 func (l *Log) Record(host string, port int, reason string) {
+	l.write(Denial{Time: time.Now(), Host: host, Port: port, Reason: reason, Workspace: l.Workspace})
+}
+
+// RecordPath appends a refusal to create path, stamped now.
+func (l *Log) RecordPath(path, reason string) {
+	l.write(Denial{Time: time.Now(), Path: path, Reason: reason, Workspace: l.Workspace})
+}
+
+func (l *Log) write(d Denial) {
 	// Strings, an int and a current time always marshal.
-	line, _ := json.Marshal(Denial{Time: time.Now(), Host: host, Port: port, Reason: reason, Workspace: l.Workspace})
+	line, _ := json.Marshal(d)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.append(append(line, '\n')); err != nil && !l.reported && l.Errors != nil {
 		l.reported = true
-		fmt.Fprintf(l.Errors, "claude-sandbox: cannot record refused connections in %s: %v\n", l.Path, err)
+		fmt.Fprintf(l.Errors, "claude-sandbox: cannot record refusals in %s: %v\n", l.Path, err)
 	}
 }
 
@@ -87,7 +98,7 @@ func Recent(path string, n int) ([]Denial, error) {
 		}
 		for _, line := range strings.Split(string(data), "\n") {
 			var d Denial
-			if json.Unmarshal([]byte(line), &d) == nil && d.Host != "" {
+			if json.Unmarshal([]byte(line), &d) == nil && (d.Host != "" || d.Path != "") {
 				ds = append(ds, d)
 			}
 		}
@@ -98,9 +109,12 @@ func Recent(path string, n int) ([]Denial, error) {
 // WriteDenials prints denials as a table, times in local time.
 func WriteDenials(w io.Writer, ds []Denial) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tDESTINATION\tREASON\tWORKSPACE")
+	fmt.Fprintln(tw, "TIME\tREFUSED\tREASON\tWORKSPACE")
 	for _, d := range ds {
-		dest := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+		dest := d.Path
+		if dest == "" {
+			dest = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Time.Local().Format(time.DateTime), dest, d.Reason, d.Workspace)
 	}
 	tw.Flush()

@@ -109,11 +109,13 @@ func TestWriteDenials(t *testing.T) {
 	WriteDenials(&b, []Denial{
 		{Time: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), Host: "example.com", Port: 443, Reason: "not in the allowlist", Workspace: "/work/proj"},
 		{Time: time.Date(2025, 3, 4, 5, 6, 8, 0, time.UTC), Host: "::1", Port: 80, Reason: "IP address not in allow-ip", Workspace: "/work/proj"},
+		{Time: time.Date(2025, 3, 4, 5, 6, 9, 0, time.UTC), Path: "/work/proj/sub/.git", Reason: "git would obey it", Workspace: "/work/proj"},
 	})
 	want := "" +
-		"TIME                 DESTINATION      REASON                      WORKSPACE\n" +
-		"2025-03-04 07:06:07  example.com:443  not in the allowlist        /work/proj\n" +
-		"2025-03-04 07:06:08  [::1]:80         IP address not in allow-ip  /work/proj\n"
+		"TIME                 REFUSED              REASON                      WORKSPACE\n" +
+		"2025-03-04 07:06:07  example.com:443      not in the allowlist        /work/proj\n" +
+		"2025-03-04 07:06:08  [::1]:80             IP address not in allow-ip  /work/proj\n" +
+		"2025-03-04 07:06:09  /work/proj/sub/.git  git would obey it           /work/proj\n"
 	if b.String() != want {
 		t.Errorf("WriteDenials wrote\n%s\nwant\n%s", b.String(), want)
 	}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -150,6 +151,11 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 // supervise starts bwrap with an empty environment and its inputs on file
 // descriptors, waits for it, and returns Claude's exit status.
 func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer) (int, error) {
+	// bwrap's --die-with-parent follows the thread that forks it: keep that
+	// thread for this goroutine until bwrap ends, so no other goroutine that
+	// locks a thread and exits (the warden's workers) can take it down.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	argsFile, err := memfd("claude-sandbox-args", []byte(strings.Join(plan.Args, "\x00")+"\x00"))
 	if err != nil {
 		return 0, err
@@ -165,10 +171,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer
 		return 0, err
 	}
 	defer statusR.Close()
-	files := []*os.File{argsFile, seccompFile, statusW}
-	if svc.child != nil {
-		files = append(files, svc.child) // sandbox.NetFD
-	}
+	files := []*os.File{argsFile, seccompFile, statusW, svc.child} // sandbox.ControlFD
 	cmd := &exec.Cmd{
 		Path:       bwrap,
 		Args:       append([]string{"bwrap", "--args", fmt.Sprint(sandbox.ArgsFD), "--"}, plan.Command...),
@@ -192,14 +195,14 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer
 	}
 	statusW.Close()
 	if err := svc.start(plan.Listen); err != nil {
-		// net-init waits for the launcher's answer before it runs Claude:
+		// init waits for the launcher's answer before it runs Claude:
 		// without it, it ends the sandbox itself.
 		svc.close()
 		_ = cmd.Wait()
 		if _, ran := readStatus(statusR)["exit-code"]; !ran {
 			return 0, fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
 		}
-		return 0, fmt.Errorf("the network proxies could not start, so Claude did not start: %v", err)
+		return 0, fmt.Errorf("the proxies or the warden could not start, so Claude did not start: %v", err)
 	}
 	status := make(chan map[string]any, 1)
 	go func() { status <- readStatus(statusR) }()

@@ -9,10 +9,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,19 +25,23 @@ const DenialsLog = ".cache/claude-sandbox/denials.log"
 // DefaultUpstream is Claude Code's API when the caller names none.
 const DefaultUpstream = "https://api.anthropic.com"
 
-// services are the proxies the launcher runs beside one sandbox.
+// services are what the launcher runs beside one sandbox: the proxies and
+// the warden.
 type services struct {
-	egress *egress.Proxy     // nil in open mode
-	auth   *authproxy.Server // nil when the login is not proxied
-	authL  net.Listener      // open mode: the credential proxy's listener
-	netFD  *os.File          // allowlist mode: the launcher's end of sandbox.NetFD
-	child  *os.File          // allowlist mode: the end bwrap passes to net-init
-	conn   *net.UnixConn     // allowlist mode: netFD as a connection, once bwrap runs
+	egress  *egress.Proxy     // nil in open mode
+	auth    *authproxy.Server // nil when the login is not proxied
+	authL   net.Listener      // open mode: the credential proxy's listener
+	control *os.File          // the launcher's end of sandbox.ControlFD
+	child   *os.File          // the end bwrap passes to init
+	conn    *net.UnixConn     // control as a connection, once bwrap runs
+	rules   warden.Rules      // what the warden refuses, but for Private, which init reports
+	refused *egress.Log       // where the warden's refusals are recorded
 }
 
-// newServices prepares the proxies a plan needs. In open mode the
-// credential proxy listens now on the container's loopback (its address is
-// part of the plan); in allowlist mode the listeners arrive from net-init.
+// newServices prepares what a plan needs. In open mode the credential proxy
+// listens now on the container's loopback (its address is part of the
+// plan); in allowlist mode the listeners arrive from init, as does the
+// warden's listener in both.
 func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	s := &services{}
 	if pr.Credential != nil {
@@ -46,13 +52,19 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 			Path: filepath.Join(pr.Launch.Home, DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr,
 		}}
 	}
-	if len(pr.Plan.Listen) > 0 {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("socketpair: %v", err)
-		}
-		s.netFD, s.child = os.NewFile(uintptr(fds[0]), "net"), os.NewFile(uintptr(fds[1]), "net-child")
-	} else if s.auth != nil {
+	for _, n := range pr.Plan.OutsideNames {
+		s.rules.Outside = append(s.rules.Outside, warden.Name{Name: n.Name, FoldCase: n.FoldCase, Why: n.Why})
+	}
+	for _, r := range pr.Plan.NameRules {
+		s.rules.Dirs = append(s.rules.Dirs, warden.DirRule{Dir: r.Dir, Names: r.Names, Why: r.Why})
+	}
+	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socketpair: %v", err)
+	}
+	s.control, s.child = os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control-child")
+	if len(pr.Plan.Listen) == 0 && s.auth != nil {
 		l, err := net.Listen("tcp4", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("the credential proxy cannot listen on loopback: %v", err)
@@ -63,27 +75,31 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	return s, nil
 }
 
-// start serves the proxies once bwrap runs. In allowlist mode it receives
-// net-init's listening sockets in plan order, serves them, and only then
-// lets net-init exec Claude. An error means Claude must not start.
+// start serves the proxies and the warden once bwrap runs. It receives
+// init's listening sockets in plan order (allowlist mode), then the
+// warden's listener, serves them, and only then lets init exec Claude. An
+// error means Claude must not start.
 func (s *services) start(listen []string) error {
 	if s.authL != nil {
 		go s.auth.Serve(s.authL)
 	}
-	if s.netFD == nil {
-		return nil
-	}
 	s.child.Close()
-	c, err := net.FileConn(s.netFD)
+	c, err := net.FileConn(s.control)
 	if err != nil {
 		return err
 	}
 	conn := c.(*net.UnixConn)
 	s.conn = conn
 	for i, addr := range listen {
-		l, err := receiveListener(conn)
+		_, fd, err := receiveFD(conn)
 		if err != nil {
 			return fmt.Errorf("the sandbox did not hand over its %s socket: %v", addr, err)
+		}
+		f := os.NewFile(uintptr(fd), "listener")
+		l, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("the sandbox's %s socket: %v", addr, err)
 		}
 		switch i {
 		case 0:
@@ -92,9 +108,42 @@ func (s *services) start(listen []string) error {
 			go s.auth.Serve(l)
 		}
 	}
+	if err := s.startWarden(conn); err != nil {
+		return err
+	}
 	if _, err := conn.Write([]byte{'y'}); err != nil {
 		return fmt.Errorf("cannot tell the sandbox the proxies run: %v", err)
 	}
+	return nil
+}
+
+// startWarden receives the warden's listener and the sandbox's own file
+// systems from init, and serves it.
+func (s *services) startWarden(conn *net.UnixConn) error {
+	msg, fd, err := receiveFD(conn)
+	if err != nil {
+		return fmt.Errorf("the sandbox did not hand over the warden's listener: %v", err)
+	}
+	fields := strings.Fields(msg)
+	if len(fields) == 0 || fields[0] != "warden" {
+		unix.Close(fd)
+		return fmt.Errorf("the sandbox sent %q where the warden's listener belongs", msg)
+	}
+	for _, f := range fields[1:] {
+		dev, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("the sandbox sent %q as a device number", f)
+		}
+		s.rules.Private = append(s.rules.Private, dev)
+	}
+	w, err := warden.New(fd, s.rules)
+	if err != nil {
+		unix.Close(fd)
+		return err
+	}
+	w.Refused = s.refused.RecordPath
+	go w.Serve()
 	return nil
 }
 
@@ -103,7 +152,7 @@ func (s *services) close() {
 	if s.conn != nil {
 		s.conn.Close()
 	}
-	for _, f := range []*os.File{s.netFD, s.child} {
+	for _, f := range []*os.File{s.control, s.child} {
 		if f != nil {
 			f.Close()
 		}
@@ -113,23 +162,26 @@ func (s *services) close() {
 	}
 }
 
-func receiveListener(conn *net.UnixConn) (net.Listener, error) {
-	buf, oob := make([]byte, 64), make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+// receiveFD reads one message of init's and the one descriptor it carries.
+func receiveFD(conn *net.UnixConn) (string, int, error) {
+	buf, oob := make([]byte, 4096), make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
 	if err != nil {
-		return nil, err
+		return "", -1, err
 	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 	if err != nil || len(msgs) != 1 {
-		return nil, errors.New("no descriptor arrived")
+		return "", -1, errors.New("no descriptor arrived")
 	}
 	fds, err := unix.ParseUnixRights(&msgs[0])
 	if err != nil || len(fds) != 1 {
-		return nil, errors.New("no descriptor arrived")
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return "", -1, errors.New("no descriptor arrived")
 	}
-	f := os.NewFile(uintptr(fds[0]), "listener")
-	defer f.Close()
-	return net.FileListener(f)
+	unix.CloseOnExec(fds[0])
+	return string(buf[:n]), fds[0], nil
 }
 
 // upstream is the API the credential proxy forwards to: the caller's

@@ -17,12 +17,12 @@ import (
 const (
 	EgressProxyAddr = "127.0.0.1:3128" // HTTP and CONNECT proxy, the only way out
 	AuthProxyAddr   = "127.0.0.1:3129" // the credential proxy, Claude's ANTHROPIC_BASE_URL
-	// NetInitPath is where the launcher's own binary is bound inside, so
-	// net-init runs from a path every sandbox has (ADR 0011).
-	NetInitPath = "/run/claude-sandbox/claude-sandbox"
-	// NetFD carries the listening sockets net-init makes inside out to the
-	// launcher.
-	NetFD = 6
+	// InitPath is where the launcher's own binary is bound inside, so its
+	// init runs from a path every sandbox has (ADR 0011, 0012).
+	InitPath = "/run/claude-sandbox/claude-sandbox"
+	// ControlFD is init's line to the launcher: the listening sockets and
+	// the warden's listener travel out on it, the launcher's answer in.
+	ControlFD = 6
 )
 
 // credentialVars hold a login Claude Code would use. With the credential
@@ -95,7 +95,7 @@ func EgressPolicy(c *Conf, environ []string, authProxied bool) (*egress.Policy, 
 }
 
 // network adds the network namespace, the proxy environment and the
-// credential placeholder to the argv, and returns what net-init must open
+// credential placeholder to the argv, and returns what init must open
 // inside. env holds the variables passed from the caller by name; the
 // entries set here replace theirs.
 func network(b *argv, c *Conf, l Launch, env map[string]envValue) (listen []string, err error) {
@@ -134,7 +134,6 @@ func network(b *argv, c *Conf, l Launch, env map[string]envValue) (listen []stri
 		return nil, nil
 	}
 	b.add("--unshare-net")
-	b.add("--ro-bind", l.Launcher, NetInitPath)
 	proxy := "http://" + EgressProxyAddr
 	for _, n := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
 		env[n] = envValue{proxy, ""}
@@ -170,9 +169,15 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// NetInitCommand is what bwrap runs in allowlist mode: net-init opens the
-// listeners, hands them out, and execs Claude.
-func NetInitCommand(listen, claude []string) []string {
-	cmd := append([]string{NetInitPath, "net-init"}, listen...)
+// InitCommand is what bwrap runs: init opens the listeners, installs the
+// warden's filter, hands both out, and execs Claude.
+func InitCommand(listen, private, claude []string) []string {
+	cmd := []string{InitPath, "init"}
+	for _, a := range listen {
+		cmd = append(cmd, "--listen", a)
+	}
+	for _, d := range private {
+		cmd = append(cmd, "--private", d)
+	}
 	return append(append(cmd, "--"), claude...)
 }

@@ -72,7 +72,7 @@ type Launch struct {
 	RealBinary string
 	Masks      []string // the MaskedDirs that exist here, hidden behind an empty tmpfs
 	Keep       []string // files under Masks that the system needs, bound back read-only
-	Launcher   string   // the launcher's own binary, bound inside to run net-init
+	Launcher   string   // the launcher's own binary, bound inside to run init
 	// AuthToken is the session token Claude gets in place of its login when
 	// the launcher proxies the credential; "" when it does not.
 	AuthToken string
@@ -86,14 +86,36 @@ type Plan struct {
 	Redacted  []string // Args with values copied from the caller shown as <passed>
 	Command   []string // what bwrap runs, after "--" on its command line
 	Stubs     []Stub   // missing protected paths the launcher creates so they can be bound read-only
-	// Listen are the loopback addresses net-init opens inside the sandbox's
+	// Listen are the loopback addresses init opens inside the sandbox's
 	// network namespace and hands to the launcher: the egress proxy, then
 	// the credential proxy. Empty in open mode.
 	Listen []string
 	Egress *egress.Policy // what the egress proxy lets through; nil in open mode
 	// NameRules are names the sandbox may not create in a directory, because
-	// a program outside would obey a file of that name there (ADR 0012).
+	// a program outside would obey a file of that name there (ADR 0013).
 	NameRules []NameRule
+	// OutsideNames are never created where the outside can see them, and
+	// Private are the sandbox's own file systems, where they may be.
+	OutsideNames []OutsideName
+	Private      []string
+}
+
+// An OutsideName is a name the sandbox may create only on its own file
+// systems (its private /tmp, its home): anywhere else, a program outside
+// would obey it.
+type OutsideName struct {
+	Name     string
+	FoldCase bool // a case-insensitive file system would find it in any case
+	Why      string
+}
+
+// OutsideNames: git treats any directory holding a ".git" as a repository
+// and runs what its configuration and hooks name, whenever the editor, a
+// shell prompt or the user runs git there or in a repository that has it as
+// a submodule. So no ".git" can appear in the workspace during a session:
+// no new repository, no git file pointing at one, no gitlink target.
+var outsideNames = []OutsideName{
+	{Name: ".git", FoldCase: true, Why: "git outside the sandbox would treat this as a repository and run what its config and hooks name"},
 }
 
 // A NameRule refuses the creation of Names directly in Dir. The launcher's
@@ -134,19 +156,23 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	// kernel.core_pattern to a program the host runs as root. bwrap covers
 	// sysrq-trigger, irq and bus, but not sys.
 	b.add("--ro-bind", "/proc/sys", "/proc/sys")
+	private := []string{"/run"}
 	b.add("--tmpfs", "/run") // always: the inside marker lives there
 	for _, d := range l.Masks {
 		if d != "/run" {
 			b.add("--tmpfs", d)
+			private = append(private, d)
 		}
 	}
 	for _, f := range l.Keep {
 		b.add("--ro-bind", f, f)
 	}
 	b.add("--dir", filepath.Dir(InsideMarker), "--dir", InsideMarker)
+	b.add("--ro-bind", l.Launcher, InitPath)
 
 	home := l.Home
 	b.add("--tmpfs", home)
+	private = append(private, home)
 	b.add("--ro-bind", l.RealBinary, filepath.Join(home, ".local/bin/claude"))
 	b.add("--bind", filepath.Join(home, ".claude"), filepath.Join(home, ".claude"))
 	b.add("--bind", filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude.json"))
@@ -244,10 +270,9 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	b.setenv("DISABLE_AUTOUPDATER", "1")
 
 	plan.Args, plan.Redacted = b.args, b.redacted
-	plan.Command = append([]string{filepath.Join(home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
-	if plan.Listen != nil {
-		plan.Command = NetInitCommand(plan.Listen, plan.Command)
-	}
+	plan.OutsideNames, plan.Private = outsideNames, private
+	claude := append([]string{filepath.Join(home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
+	plan.Command = InitCommand(plan.Listen, private, claude)
 	return plan, nil
 }
 

@@ -1,0 +1,154 @@
+package warden
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The warden's seccomp filter sends every system call that can create a
+// name in the file system to the launcher, outside the sandbox. It is
+// installed inside the sandbox, after bwrap's own filter (sandbox/seccomp.go),
+// by the init process just before it runs Claude, and holds for every
+// process of the session. The table below is the whole of it: which calls,
+// under which argument, and what happens to them.
+
+// A call is one system call the filter names.
+type call struct {
+	name string
+	nr   uintptr
+	// creatArg >= 0 sends the call only when that argument (open's flags)
+	// has O_CREAT: an open that cannot create a name needs no decision.
+	creatArg int
+	// errno, when not zero, fails the call outright instead.
+	errno unix.Errno
+	// decode reads the call's registers into a request; nil with errno.
+	decode func(a [6]uint64) request
+	why    string
+}
+
+const atFDCWD = unix.AT_FDCWD
+
+func fd(a uint64) int { return int(int32(a)) }
+
+// calls common to every architecture; calls_*.go add the older ones that
+// only some architectures have.
+var commonCalls = []call{
+	{name: "openat", nr: unix.SYS_OPENAT, creatArg: 2, why: "creates a file name with O_CREAT",
+		decode: func(a [6]uint64) request {
+			return request{op: opOpen, dirfd: fd(a[0]), path: a[1], flags: a[2], mode: uint32(a[3])}
+		}},
+	{name: "mkdirat", nr: unix.SYS_MKDIRAT, creatArg: -1, why: "creates a directory",
+		decode: func(a [6]uint64) request {
+			return request{op: opMkdir, dirfd: fd(a[0]), path: a[1], mode: uint32(a[2])}
+		}},
+	{name: "mknodat", nr: unix.SYS_MKNODAT, creatArg: -1, why: "creates a file, pipe or device node",
+		decode: func(a [6]uint64) request {
+			return request{op: opMknod, dirfd: fd(a[0]), path: a[1], mode: uint32(a[2]), dev: a[3]}
+		}},
+	{name: "symlinkat", nr: unix.SYS_SYMLINKAT, creatArg: -1, why: "creates a symbolic link",
+		decode: func(a [6]uint64) request {
+			return request{op: opSymlink, target: a[0], dirfd: fd(a[1]), path: a[2]}
+		}},
+	{name: "linkat", nr: unix.SYS_LINKAT, creatArg: -1, why: "creates a hard link",
+		decode: func(a [6]uint64) request {
+			return request{op: opLink, dirfd2: fd(a[0]), path2: a[1], dirfd: fd(a[2]), path: a[3], flags: a[4]}
+		}},
+	{name: "renameat", nr: unix.SYS_RENAMEAT, creatArg: -1, why: "gives a file a new name",
+		decode: func(a [6]uint64) request {
+			return request{op: opRename, dirfd2: fd(a[0]), path2: a[1], dirfd: fd(a[2]), path: a[3]}
+		}},
+	{name: "renameat2", nr: unix.SYS_RENAMEAT2, creatArg: -1, why: "gives a file a new name, or swaps two",
+		decode: func(a [6]uint64) request {
+			return request{op: opRename, dirfd2: fd(a[0]), path2: a[1], dirfd: fd(a[2]), path: a[3], flags: a[4]}
+		}},
+	// openat2's flags live in memory the task could change after a check,
+	// and no libc uses it for open(3): it fails as on an older kernel, and
+	// callers fall back to openat.
+	{name: "openat2", nr: unix.SYS_OPENAT2, creatArg: -1, errno: unix.ENOSYS,
+		why: "its flags are in memory, out of the filter's sight; callers fall back to openat"},
+}
+
+// Calls is every call the filter names, for this architecture.
+func calls() []call { return append(append([]call{}, commonCalls...), legacyCalls...) }
+
+type insn = unix.SockFilter
+
+const (
+	ldAbs = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+	jge   = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+	jset  = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	retK  = unix.BPF_RET | unix.BPF_K
+	// Offsets in struct seccomp_data.
+	offNr   = 0
+	offArch = 4
+)
+
+func offArg(i int) uint32 { return 16 + 8*uint32(i) } // the low 32 bits on little-endian
+
+const retNotify = unix.SECCOMP_RET_USER_NOTIF
+
+func ret(v uint32) insn { return insn{Code: retK, K: v} }
+
+var (
+	retAllow = ret(unix.SECCOMP_RET_ALLOW)
+	retEPERM = ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
+	loadNr   = insn{Code: ldAbs, K: offNr}
+)
+
+// program is the filter, built from calls.
+func program() []insn {
+	p := []insn{{Code: ldAbs, K: offArch}, {Code: jeq, K: nativeArch, Jt: 1}, retEPERM, loadNr}
+	if x32Bit != 0 {
+		p = append(p, insn{Code: jge, K: x32Bit, Jf: 1}, retEPERM)
+	}
+	for _, c := range calls() {
+		action := ret(retNotify)
+		if c.errno != 0 {
+			action = ret(unix.SECCOMP_RET_ERRNO | uint32(c.errno))
+		}
+		if c.creatArg < 0 {
+			p = append(p, insn{Code: jeq, K: uint32(c.nr), Jf: 1}, action)
+			continue
+		}
+		// jeq nr; load the flags; jset O_CREAT; notify; allow; reload nr.
+		p = append(p,
+			insn{Code: jeq, K: uint32(c.nr), Jf: 4},
+			insn{Code: ldAbs, K: offArg(c.creatArg)},
+			insn{Code: jset, K: unix.O_CREAT, Jf: 1},
+			action,
+			retAllow)
+	}
+	return append(p, retAllow)
+}
+
+// Install puts the warden's filter on the calling thread and returns the
+// listener the launcher answers on. The caller must hold its OS thread
+// (runtime.LockOSThread) until it execs: seccomp filters belong to threads.
+// The calling thread must already have no_new_privs (bwrap sets it).
+//
+// The filter waits killably once the warden holds a call: a signal then
+// cannot restart a call the warden has already carried out (a Go program's
+// preemption signals would otherwise run a mkdir twice).
+func Install() (int, error) {
+	prog := program()
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+	for {
+		r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
+		if errno == 0 {
+			return int(r), nil
+		}
+		if errno == unix.EINVAL && flags&unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV != 0 {
+			flags &^= unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV // before Linux 5.19
+			continue
+		}
+		if errors.Is(errno, unix.EINVAL) || errors.Is(errno, unix.ENOSYS) {
+			return -1, fmt.Errorf("this kernel has no seccomp user notification (Linux 5.9 or later is needed): %v", errno)
+		}
+		return -1, fmt.Errorf("cannot install the warden's filter: %v", errno)
+	}
+}

@@ -1,0 +1,125 @@
+package warden
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// run interprets the filter as the kernel would for one call: the filter
+// uses only absolute loads, jeq/jge/jset and ret.
+func run(t *testing.T, prog []insn, arch, nr uint32, args ...uint64) uint32 {
+	t.Helper()
+	var a [6]uint64
+	copy(a[:], args)
+	var acc uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		jump := func(cond bool) {
+			if cond {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		}
+		switch in.Code {
+		case ldAbs:
+			switch k := in.K; {
+			case k == offNr:
+				acc = nr
+			case k == offArch:
+				acc = arch
+			case k >= 16 && k < 64 && (k-16)%8 == 0:
+				acc = uint32(a[(k-16)/8])
+			default:
+				t.Fatalf("load of offset %d", k)
+			}
+		case jeq:
+			jump(acc == in.K)
+		case jge:
+			jump(acc >= in.K)
+		case jset:
+			jump(acc&in.K != 0)
+		case retK:
+			return in.K
+		default:
+			t.Fatalf("unexpected instruction %#x at %d", in.Code, pc)
+		}
+	}
+	t.Fatalf("the filter ran off its end")
+	return 0
+}
+
+func TestFilter(t *testing.T) {
+	prog := program()
+	notify := uint32(unix.SECCOMP_RET_USER_NOTIF)
+	allow := uint32(unix.SECCOMP_RET_ALLOW)
+	enosys := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
+	eperm := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
+	tests := []struct {
+		name string
+		arch uint32
+		nr   uintptr
+		args []uint64
+		want uint32
+	}{
+		{"openat with O_CREAT", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_CREAT | unix.O_WRONLY}, notify},
+		{"openat without O_CREAT", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_RDWR | unix.O_TRUNC}, allow},
+		{"openat O_TMPFILE", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_TMPFILE | unix.O_WRONLY}, allow},
+		{"mkdirat", nativeArch, unix.SYS_MKDIRAT, nil, notify},
+		{"mknodat", nativeArch, unix.SYS_MKNODAT, nil, notify},
+		{"symlinkat", nativeArch, unix.SYS_SYMLINKAT, nil, notify},
+		{"linkat", nativeArch, unix.SYS_LINKAT, nil, notify},
+		{"renameat", nativeArch, unix.SYS_RENAMEAT, nil, notify},
+		{"renameat2", nativeArch, unix.SYS_RENAMEAT2, nil, notify},
+		{"openat2", nativeArch, unix.SYS_OPENAT2, nil, enosys},
+		{"read", nativeArch, unix.SYS_READ, nil, allow},
+		{"unlinkat", nativeArch, unix.SYS_UNLINKAT, nil, allow},
+		{"another architecture", nativeArch + 1, unix.SYS_MKDIRAT, nil, eperm},
+	}
+	for _, c := range legacyCalls {
+		args := []uint64{0, 0, 0}
+		if c.creatArg >= 0 {
+			args[c.creatArg] = unix.O_CREAT
+		}
+		tests = append(tests, struct {
+			name string
+			arch uint32
+			nr   uintptr
+			args []uint64
+			want uint32
+		}{c.name, nativeArch, c.nr, args, notify})
+	}
+	if x32Bit != 0 {
+		tests = append(tests, struct {
+			name string
+			arch uint32
+			nr   uintptr
+			args []uint64
+			want uint32
+		}{"x32 mkdir", nativeArch, x32Bit | unix.SYS_MKDIRAT, nil, eperm})
+	}
+	for _, tc := range tests {
+		if got := run(t, prog, tc.arch, uint32(tc.nr), tc.args...); got != tc.want {
+			t.Errorf("%s: filter returned %#x, want %#x", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Every call the filter sends to the warden has a decoder, and the table
+// names each call once.
+func TestCallTable(t *testing.T) {
+	seen := map[uintptr]string{}
+	for _, c := range calls() {
+		if other, ok := seen[c.nr]; ok {
+			t.Errorf("%s and %s share number %d", c.name, other, c.nr)
+		}
+		seen[c.nr] = c.name
+		if (c.errno == 0) != (c.decode != nil) {
+			t.Errorf("%s: a call is decoded exactly when the warden answers it", c.name)
+		}
+		if c.why == "" {
+			t.Errorf("%s: no reason given", c.name)
+		}
+	}
+}

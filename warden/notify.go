@@ -1,0 +1,82 @@
+package warden
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The kernel's seccomp user-notification interface (seccomp_unotify(2)).
+
+// notif is struct seccomp_notif: one system call a sandboxed task is
+// blocked in, waiting for the warden's answer.
+type notif struct {
+	id    uint64
+	pid   uint32 // the calling thread, in the warden's PID namespace
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+// notifResp is struct seccomp_notif_resp.
+type notifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// notifAddfd is struct seccomp_notif_addfd.
+type notifAddfd struct {
+	id         uint64
+	flags      uint32
+	srcfd      uint32
+	newfd      uint32
+	newfdFlags uint32
+}
+
+func ioctl(fd int, req uintptr, arg unsafe.Pointer) (uintptr, error) {
+	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(arg))
+	if errno != 0 {
+		return 0, errno
+	}
+	return r, nil
+}
+
+// receive waits for the next notification.
+func receive(listener int) (*notif, error) {
+	n := &notif{} // the kernel demands a zeroed struct
+	if _, err := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(n)); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// valid reports whether the task of notification id is still blocked on
+// it, so that what was read about the task (its memory, its directories)
+// belongs to that task and not to one that reused its PID.
+func valid(listener int, id uint64) bool {
+	_, err := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id))
+	return err == nil
+}
+
+// answer ends the system call with result val, or with errno when it is
+// not zero.
+func answer(listener int, id uint64, val int64, errno unix.Errno) error {
+	r := notifResp{id: id, val: val, error: -int32(errno)}
+	_, err := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+	return err
+}
+
+// answerFD installs fd in the task as the system call's result, atomically
+// with the answer.
+func answerFD(listener int, id uint64, fd int, cloexec bool) error {
+	a := notifAddfd{id: id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd)}
+	if cloexec {
+		a.newfdFlags = unix.O_CLOEXEC
+	}
+	_, err := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a))
+	return err
+}

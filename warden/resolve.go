@@ -1,0 +1,255 @@
+package warden
+
+import (
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A walker resolves a path the way the kernel would for one sandboxed
+// task, but one component at a time from descriptors the warden holds. The
+// kernel is never asked to follow a symbolic link or a "..": an absolute
+// link is followed from the task's root, never from the warden's, so no
+// path the sandbox writes can lead outside what the task itself sees.
+//
+// Two names mean something different to the warden than to the task:
+// /proc/self and /proc/thread-self, which the walker rewrites to the task's
+// own PID directory; and the links inside a PID directory of /proc (fd/N,
+// cwd, root), which the kernel resolves the same for any opener and which
+// the walker lets it follow, but only in the task's own PID directory.
+type walker struct {
+	root  int // O_PATH descriptor of the task's root
+	self  func() (tgid, tid string, err error)
+	links int
+}
+
+const maxLinks = 40 // the kernel's limit on links followed in one lookup
+
+const pathFlags = unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
+
+// resolved is where a path leads: the directory that holds its last
+// component and that component's name, not looked up again; or, for a path
+// that ends at a file only the kernel can find (a process's fd/N in /proc),
+// an O_PATH descriptor of that file in file, with dir -1.
+type resolved struct {
+	dir  int
+	name string
+	file int
+}
+
+func (r resolved) close() {
+	if r.dir >= 0 {
+		unix.Close(r.dir)
+	}
+	if r.file >= 0 {
+		unix.Close(r.file)
+	}
+}
+
+// walk resolves path from start (a descriptor the caller keeps), or from
+// the root for an absolute path: every component but the last, and with
+// follow also a last component that is a symbolic link. The last name is
+// returned unresolved, so the caller acts on exactly the name it checked:
+// "." for a path that ends at a directory ("/", "a/..", a link to "/").
+func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
+	if path == "" {
+		return resolved{}, unix.ENOENT
+	}
+	base := start
+	if strings.HasPrefix(path, "/") {
+		base = w.root
+	}
+	cur, err := dup(base)
+	if err != nil {
+		return resolved{}, err
+	}
+	fail := func(err error) (resolved, error) {
+		unix.Close(cur)
+		return resolved{}, err
+	}
+	procPID := "" // the PID directory of /proc that cur is in, if any
+	comps := split(path)
+	for len(comps) > 0 {
+		c := comps[0]
+		comps = comps[1:]
+		last := len(comps) == 0
+		if last && !follow && c != "." && c != ".." {
+			return resolved{dir: cur, name: c, file: -1}, nil
+		}
+		next, target, kind, err := w.step(cur, c, &procPID)
+		switch {
+		case err == unix.ENOENT && last && c != "." && c != "..":
+			return resolved{dir: cur, name: c, file: -1}, nil // to be created
+		case err != nil:
+			return fail(err)
+		case kind == isLink:
+			if w.links++; w.links > maxLinks {
+				return fail(unix.ELOOP)
+			}
+			comps = append(split(target), comps...)
+			if strings.HasPrefix(target, "/") {
+				unix.Close(cur)
+				if cur, err = dup(w.root); err != nil {
+					return resolved{}, err
+				}
+				procPID = ""
+			}
+		case last && kind == jumped:
+			unix.Close(cur)
+			return resolved{dir: -1, file: next}, nil
+		case last && c != "." && c != "..":
+			unix.Close(next)
+			return resolved{dir: cur, name: c, file: -1}, nil
+		default:
+			unix.Close(cur)
+			cur = next
+		}
+	}
+	return resolved{dir: cur, name: ".", file: -1}, nil
+}
+
+// What step found.
+type found int
+
+const (
+	isFile found = iota // a file or directory, opened
+	isLink              // a symbolic link, for the walk to follow
+	jumped              // a link of /proc the kernel followed
+)
+
+// step looks up one component c in the directory cur. It returns either a
+// new descriptor for c, or, for a symbolic link to be followed by the
+// caller, its target.
+func (w *walker) step(cur int, c string, procPID *string) (next int, target string, kind found, err error) {
+	switch c {
+	case ".":
+		next, err = dup(cur)
+		return next, "", isFile, err
+	case "..":
+		if same(cur, w.root) {
+			next, err = dup(cur)
+		} else {
+			next, err = unix.Openat(cur, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		}
+		*procPID = ""
+		return next, "", isFile, err
+	}
+	if (c == "self" || c == "thread-self" || isDigits(c)) && onProc(cur) && isProcRoot(cur) {
+		switch c {
+		case "self", "thread-self":
+			tgid, tid, err := w.self()
+			if err != nil {
+				return -1, "", isFile, err
+			}
+			if c == "self" {
+				return -1, tgid, isLink, nil
+			}
+			return -1, tgid + "/task/" + tid, isLink, nil
+		}
+		*procPID = c
+	}
+	next, err = unix.Openat(cur, c, pathFlags, 0)
+	if err != nil {
+		return -1, "", isFile, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(next, &st); err != nil {
+		unix.Close(next)
+		return -1, "", isFile, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return next, "", isFile, nil
+	}
+	if onProc(cur) {
+		unix.Close(next)
+		return w.procLink(cur, c, *procPID)
+	}
+	target, err = readlink(next)
+	unix.Close(next)
+	if err != nil {
+		return -1, "", isFile, err
+	}
+	return -1, target, isLink, nil
+}
+
+// procLink follows a link in /proc. The few plain links there (mounts,
+// net) name "self/..." and are followed as text; the others (a process's
+// fd/N, cwd, root, exe) lead to the file itself whoever opens them, and are
+// followed by the kernel, but only in the task's own PID directory: the
+// warden may open what another process holds where the task may not.
+func (w *walker) procLink(dir int, c, procPID string) (int, string, found, error) {
+	l, err := unix.Openat(dir, c, pathFlags, 0)
+	if err != nil {
+		return -1, "", isFile, err
+	}
+	target, err := readlink(l)
+	unix.Close(l)
+	if err != nil {
+		return -1, "", isFile, err
+	}
+	if strings.HasPrefix(target, "self/") || strings.HasPrefix(target, "thread-self/") {
+		return -1, target, isLink, nil
+	}
+	tgid, _, err := w.self()
+	if err != nil {
+		return -1, "", isFile, err
+	}
+	if procPID != tgid {
+		return -1, "", isFile, unix.EACCES
+	}
+	next, err := unix.Openat(dir, c, unix.O_PATH|unix.O_CLOEXEC, 0)
+	return next, "", jumped, err
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func split(path string) []string {
+	var out []string
+	for _, c := range strings.Split(path, "/") {
+		if c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func dup(fd int) (int, error) { return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) }
+
+func readlink(fd int) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(fd, "", buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+// same reports whether two descriptors name the same directory on the same
+// mount.
+func same(a, b int) bool {
+	var sa, sb unix.Statx_t
+	const mask = unix.STATX_INO | unix.STATX_MNT_ID
+	if unix.Statx(a, "", unix.AT_EMPTY_PATH, mask, &sa) != nil || unix.Statx(b, "", unix.AT_EMPTY_PATH, mask, &sb) != nil {
+		return false
+	}
+	return sa.Ino == sb.Ino && sa.Dev_major == sb.Dev_major && sa.Dev_minor == sb.Dev_minor && sa.Mnt_id == sb.Mnt_id
+}
+
+func onProc(fd int) bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(fd, &st) == nil && st.Type == unix.PROC_SUPER_MAGIC
+}
+
+// isProcRoot reports whether fd is the root of a proc file system, whose
+// inode number is always 1.
+func isProcRoot(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Ino == 1
+}

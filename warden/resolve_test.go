@@ -1,0 +1,187 @@
+package warden
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func openPath(t *testing.T, p string) int {
+	t.Helper()
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return fd
+}
+
+func fdPath(fd int) string {
+	p, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	return p
+}
+
+func selfIDs() (string, string, error) {
+	return strconv.Itoa(os.Getpid()), strconv.Itoa(unix.Gettid()), nil
+}
+
+// A tree standing for a task's root: links that climb out or jump to "/"
+// stay inside it.
+func TestWalkStaysInTheRoot(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a/b", "c"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"abs":      "/a/b",
+		"up":       "../../../..",
+		"loop1":    "loop2",
+		"loop2":    "loop1",
+		"dangling": ".git",
+		"slash":    "/",
+		"c/rel":    "../a",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rootFD := openPath(t, root)
+	startC := openPath(t, filepath.Join(root, "c"))
+	tests := []struct {
+		start     int
+		path      string
+		follow    bool
+		dir, name string
+		err       error
+	}{
+		{rootFD, "/abs/new", false, "a/b", "new", nil},
+		{rootFD, "abs", false, "", "abs", nil},
+		{rootFD, "abs", true, "a", "b", nil},
+		{startC, "../../../../../file", false, "", "file", nil},
+		{startC, "/../../a/x", false, "a", "x", nil},
+		{rootFD, "up/a", false, "", "a", nil},
+		{rootFD, "up/../../c/new", false, "c", "new", nil},
+		{startC, "rel/b/n", false, "a/b", "n", nil},
+		{rootFD, "loop1/x", false, "", "", unix.ELOOP},
+		{rootFD, "loop1", true, "", "", unix.ELOOP},
+		{rootFD, "dangling", true, "", ".git", nil},
+		{rootFD, "dangling", false, "", "dangling", nil},
+		{rootFD, "slash", true, "", ".", nil},
+		{rootFD, "/", false, "", ".", nil},
+		{rootFD, "a/./b/../b//", false, "a", "b", nil},
+		{rootFD, "missing/x", false, "", "", unix.ENOENT},
+		{rootFD, "", false, "", "", unix.ENOENT},
+	}
+	for _, tc := range tests {
+		w := &walker{root: rootFD, self: selfIDs}
+		r, err := w.walk(tc.start, tc.path, tc.follow)
+		if !errors.Is(err, tc.err) || (tc.err != nil && err == nil) {
+			t.Errorf("walk(%q, follow %v): error %v, want %v", tc.path, tc.follow, err, tc.err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if got, want := fdPath(r.dir), filepath.Join(root, tc.dir); got != want || r.name != tc.name {
+			t.Errorf("walk(%q, follow %v) = %s, %q; want %s, %q", tc.path, tc.follow, got, r.name, want, tc.name)
+		}
+		r.close()
+	}
+}
+
+// In /proc, "self" is the task, not the warden; a process's fd/N leads to
+// the file it holds, but only for the task's own PID directory.
+func TestWalkProc(t *testing.T) {
+	rootFD := openPath(t, "/")
+	f, err := os.CreateTemp(t.TempDir(), "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := &walker{root: rootFD, self: selfIDs}
+	r, err := w.walk(rootFD, fmt.Sprintf("/proc/self/fd/%d", f.Fd()), true)
+	if err != nil {
+		t.Fatalf("walk of /proc/self/fd: %v", err)
+	}
+	if r.file < 0 || fdPath(r.file) != f.Name() {
+		t.Errorf("/proc/self/fd/%d led to %q (dir %d), want the file %s", f.Fd(), fdPath(r.file), r.dir, f.Name())
+	}
+	r.close()
+
+	r, err = w.walk(rootFD, "/proc/mounts", true)
+	if err != nil || fdPath(r.dir) != fmt.Sprintf("/proc/%d", os.Getpid()) || r.name != "mounts" {
+		t.Errorf("/proc/mounts led to %s, %q (%v); want /proc/%d, mounts", fdPath(r.dir), r.name, err, os.Getpid())
+	}
+	r.close()
+
+	// Another process's descriptor: the warden could open it, the task not.
+	w = &walker{root: rootFD, self: func() (string, string, error) { return "999999999", "999999999", nil }}
+	if _, err := w.walk(rootFD, fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd()), true); !errors.Is(err, unix.EACCES) {
+		t.Errorf("another process's fd: error %v, want EACCES", err)
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	st, err := parseStatus([]byte("Name:\tsh\nUmask:\t0027\nTgid:\t40\nNStgid:\t40\t2\nPid:\t41\nNSpid:\t41\t3\n"))
+	if err != nil || st.umask != 0o027 || st.tgid != "2" || st.tid != "3" {
+		t.Errorf("parseStatus = %+v, %v; want umask 027, tgid 2, tid 3", st, err)
+	}
+	if _, err := parseStatus([]byte("Name:\tsh\nNStgid:\t40\n")); err == nil {
+		t.Error("a status without Umask parsed")
+	}
+}
+
+func TestRefuse(t *testing.T) {
+	ws, private := t.TempDir(), t.TempDir()
+	gitdir := filepath.Join(ws, "gitdir")
+	if err := os.Mkdir(gitdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var pst unix.Stat_t
+	if err := unix.Stat(private, &pst); err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(-1, Rules{
+		Outside: []Name{{Name: ".git", FoldCase: true, Why: "outside"}},
+		Dirs:    []DirRule{{Dir: gitdir, Names: []string{"config.worktree"}, Why: "git reads it"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsFD, gitFD := openPath(t, ws), openPath(t, gitdir)
+	for _, tc := range []struct {
+		dir        int
+		name, want string
+	}{
+		{wsFD, ".git", "outside"},
+		{wsFD, ".GiT", "outside"},
+		{wsFD, ".gitx", ""},
+		{wsFD, "config.worktree", ""},
+		{gitFD, "config.worktree", "git reads it"},
+		{gitFD, "Config.worktree", ""},
+	} {
+		if got := w.refuse(tc.dir, tc.name); got != tc.want {
+			t.Errorf("refuse(%s, %q) = %q, want %q", fdPath(tc.dir), tc.name, got, tc.want)
+		}
+	}
+	// The sandbox's own file systems may hold any outside name.
+	w.private[pst.Dev] = true
+	privFD := openPath(t, private)
+	if got := w.refuse(privFD, ".git"); got != "" {
+		t.Errorf("refuse on a private file system = %q, want nothing", got)
+	}
+	if _, err := New(-1, Rules{Dirs: []DirRule{{Dir: filepath.Join(ws, "missing")}}}); err == nil {
+		t.Error("a rule for a missing directory was accepted")
+	}
+}

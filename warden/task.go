@@ -1,0 +1,161 @@
+package warden
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A task is the thread a notification came from, seen through /proc of the
+// warden's PID namespace.
+type task struct {
+	tid  int
+	root int // O_PATH descriptor of the task's root
+	// status holds the task's umask and its IDs in the sandbox's PID
+	// namespace; read on first use.
+	status *taskStatus
+}
+
+type taskStatus struct {
+	umask     uint32
+	tgid, tid string // in the innermost PID namespace
+}
+
+func openTask(tid uint32) (*task, error) {
+	root, err := unix.Open(fmt.Sprintf("/proc/%d/root", tid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &task{tid: int(tid), root: root}, nil
+}
+
+func (t *task) close() { unix.Close(t.root) }
+
+// dir opens where a relative path of the task starts: its working directory
+// for AT_FDCWD, else its descriptor dirfd.
+func (t *task) dir(dirfd int) (int, error) {
+	if dirfd == atFDCWD {
+		return unix.Open(fmt.Sprintf("/proc/%d/cwd", t.tid), unix.O_PATH|unix.O_CLOEXEC, 0)
+	}
+	if dirfd < 0 {
+		return -1, unix.EBADF
+	}
+	return unix.Open(fmt.Sprintf("/proc/%d/fd/%d", t.tid, dirfd), unix.O_PATH|unix.O_CLOEXEC, 0)
+}
+
+// string reads a NUL-terminated path from the task's memory, once: the
+// warden acts on this copy, never on what the task's memory holds later.
+func (t *task) string(addr uint64) (string, error) {
+	if addr == 0 {
+		return "", unix.EFAULT
+	}
+	var out []byte
+	page := uint64(os.Getpagesize())
+	for len(out) < unix.PathMax {
+		// Read to the end of the page at most: the next one may not exist.
+		n := page - (addr+uint64(len(out)))%page
+		buf := make([]byte, n)
+		local := []unix.Iovec{{Base: &buf[0], Len: n}}
+		remote := []unix.RemoteIovec{{Base: uintptr(addr) + uintptr(len(out)), Len: int(n)}}
+		got, err := unix.ProcessVMReadv(t.tid, local, remote, 0)
+		if err != nil {
+			return "", unix.EFAULT
+		}
+		if i := bytes.IndexByte(buf[:got], 0); i >= 0 {
+			return string(append(out, buf[:i]...)), nil
+		}
+		out = append(out, buf[:got]...)
+	}
+	return "", unix.ENAMETOOLONG
+}
+
+func (t *task) readStatus() (*taskStatus, error) {
+	if t.status != nil {
+		return t.status, nil
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", t.tid))
+	if err != nil {
+		return nil, err
+	}
+	st, err := parseStatus(data)
+	if err != nil {
+		return nil, err
+	}
+	t.status = st
+	return st, nil
+}
+
+// parseStatus reads Umask, NStgid and NSpid; the last field of the two
+// lists is the ID in the innermost namespace, the sandbox's.
+func parseStatus(data []byte) (*taskStatus, error) {
+	st := &taskStatus{}
+	seen := 0
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		name, value, _ := strings.Cut(sc.Text(), ":")
+		fields := strings.Fields(value)
+		if len(fields) == 0 {
+			continue
+		}
+		switch name {
+		case "Umask":
+			u, err := strconv.ParseUint(fields[0], 8, 32)
+			if err != nil {
+				return nil, fmt.Errorf("status: Umask %q: %v", fields[0], err)
+			}
+			st.umask = uint32(u)
+			seen++
+		case "NStgid":
+			st.tgid = fields[len(fields)-1]
+			seen++
+		case "NSpid":
+			st.tid = fields[len(fields)-1]
+			seen++
+		}
+	}
+	if seen != 3 {
+		return nil, fmt.Errorf("status: Umask, NStgid or NSpid missing")
+	}
+	return st, nil
+}
+
+func (t *task) ids() (string, string, error) {
+	st, err := t.readStatus()
+	if err != nil {
+		return "", "", err
+	}
+	return st.tgid, st.tid, nil
+}
+
+func (t *task) umask() (uint32, error) {
+	st, err := t.readStatus()
+	if err != nil {
+		return 0, err
+	}
+	return st.umask, nil
+}
+
+// ctty returns the number of the task's controlling terminal (field 7 of
+// /proc/TID/stat), 0 for none.
+func (t *task) ctty() (uint64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.tid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces and parentheses: count
+	// from its closing one.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("stat: no command name")
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 5 {
+		return 0, fmt.Errorf("stat: too short")
+	}
+	return strconv.ParseUint(fields[4], 10, 64)
+}

@@ -1,0 +1,609 @@
+// Package warden refuses, from outside the sandbox, the names the sandbox
+// may not create: a `.git` wherever the outside can see it, and the names
+// the policy lists per directory (sandbox.NameRule). Programs outside obey
+// files by their names (git enters any directory holding a `.git`); read-only
+// mounts can hold the names that exist at launch, but not the ones that do
+// not exist yet, anywhere in the workspace (ADR 0013).
+//
+// Every system call that creates a name reaches the warden through a seccomp
+// user notification (filter.go). The warden does not let the call go on: it
+// carries it out itself, on a copy of the task's arguments, through a path
+// walk it controls (resolve.go), and answers with the result, so nothing the
+// task changes after the check can change what is done. It acts with no
+// more rights than the task: the same user, no capabilities, the task's
+// root, working directory and umask, and only paths the task can see.
+package warden
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Name is a name never created outside the sandbox's own file systems.
+type Name struct {
+	Name     string
+	FoldCase bool // also refused in any mix of upper and lower case
+	Why      string
+}
+
+// A DirRule refuses Names directly in the directory Dir.
+type DirRule struct {
+	Dir   string
+	Names []string
+	Why   string
+}
+
+// Rules are what the warden refuses.
+type Rules struct {
+	// Outside names are refused in every directory the outside can see:
+	// every file system but the sandbox's own.
+	Outside []Name
+	// Private are the sandbox's own file systems (its tmpfs mounts), given
+	// by device number: what is made there vanishes with the session.
+	Private []uint64
+	Dirs    []DirRule
+}
+
+type fileID struct{ dev, ino uint64 }
+
+// Warden answers one sandbox's notifications.
+type Warden struct {
+	listener int
+	outside  []Name
+	private  map[uint64]bool
+	dirs     map[fileID]DirRule
+	// Refused, when set, hears of every refusal: the path as the warden
+	// sees it and why.
+	Refused func(path, why string)
+}
+
+// New prepares a warden for rules. The rule directories are looked up now;
+// one that does not exist is an error, because its names could then be
+// created under a directory made later.
+func New(listener int, r Rules) (*Warden, error) {
+	w := &Warden{listener: listener, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]DirRule{}}
+	for _, d := range r.Private {
+		w.private[d] = true
+	}
+	for _, d := range r.Dirs {
+		var st unix.Stat_t
+		if err := unix.Stat(d.Dir, &st); err != nil {
+			return nil, fmt.Errorf("warden: %s: %v", d.Dir, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return nil, fmt.Errorf("warden: %s is not a directory", d.Dir)
+		}
+		id := fileID{st.Dev, st.Ino}
+		if old, ok := w.dirs[id]; ok {
+			d.Names = append(old.Names, d.Names...)
+		}
+		w.dirs[id] = d
+	}
+	return w, nil
+}
+
+// Workers is how many calls the warden carries out at once. A call can
+// block (an open of a FIFO waits for its other end); the others wait in the
+// kernel meanwhile, and the warden never needs more threads than this.
+const Workers = 8
+
+// Serve answers notifications until every task of the sandbox is gone.
+func (w *Warden) Serve() {
+	var wg sync.WaitGroup
+	for range Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.work()
+		}()
+	}
+	wg.Wait()
+}
+
+// work runs on a thread of its own: with its own umask (set to each task's)
+// and, for a launcher run by root, without the capabilities the task lacks.
+// The thread is never handed back to the Go runtime.
+func (w *Warden) work() {
+	runtime.LockOSThread()
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		w.fatal(fmt.Errorf("unshare(CLONE_FS): %v", err))
+		return
+	}
+	if err := dropCapabilities(); err != nil {
+		w.fatal(err)
+		return
+	}
+	fds := []unix.PollFd{{Fd: int32(w.listener), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return
+		}
+		if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+			return // no task of the sandbox is left
+		}
+		n, err := receive(w.listener)
+		if err != nil {
+			continue // the task died, or another worker took it
+		}
+		w.handle(n)
+	}
+}
+
+// fatal stops the warden: every further call of the sandbox fails (the
+// kernel answers ENOSYS once the listener is gone), never passes.
+func (w *Warden) fatal(err error) {
+	fmt.Fprintf(os.Stderr, "claude-sandbox: the warden stopped: %v\n", err)
+	unix.Close(w.listener)
+}
+
+// dropCapabilities clears the calling thread's effective capabilities, which
+// only a launcher run by root has: the sandbox has none, and the warden acts
+// for it.
+func dropCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %v", err)
+	}
+	if data[0].Effective == 0 && data[1].Effective == 0 {
+		return nil
+	}
+	data[0].Effective, data[1].Effective = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %v", err)
+	}
+	return nil
+}
+
+func (w *Warden) handle(n *notif) {
+	var c *call
+	for i, k := range callTable {
+		if uintptr(n.nr) == k.nr {
+			c = &callTable[i]
+			break
+		}
+	}
+	if c == nil || c.decode == nil {
+		answer(w.listener, n.id, 0, unix.ENOSYS)
+		return
+	}
+	t, err := openTask(n.pid)
+	if err != nil {
+		answer(w.listener, n.id, 0, unix.EPERM)
+		return
+	}
+	defer t.close()
+	req := c.decode(n.args)
+	fd, errno := w.carryOut(n, t, req)
+	if errno == 0 && fd >= 0 {
+		err := answerFD(w.listener, n.id, fd, req.flags&unix.O_CLOEXEC != 0)
+		unix.Close(fd)
+		if err == nil {
+			return
+		}
+		errno = unix.EMFILE // the task's descriptor table is full
+	}
+	answer(w.listener, n.id, 0, errno)
+}
+
+var callTable = calls()
+
+// An op is what a call does.
+type op int
+
+const (
+	opOpen op = iota
+	opMkdir
+	opMknod
+	opSymlink
+	opLink
+	opRename
+)
+
+// request is a call's arguments, decoded from its registers.
+type request struct {
+	op     op
+	dirfd  int    // where path starts
+	path   uint64 // the name being made (address in the task)
+	dirfd2 int    // link, rename: where path2 starts
+	path2  uint64 // link, rename: the existing name
+	target uint64 // symlink: the link's content
+	flags  uint64
+	mode   uint32
+	dev    uint64
+}
+
+// carryOut does the call for the task. It returns a descriptor to install
+// (open), or the errno to answer with.
+func (w *Warden) carryOut(n *notif, t *task, req request) (int, unix.Errno) {
+	path, err := t.string(req.path)
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	start, err := t.dir(req.dirfd)
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	defer unix.Close(start)
+	var path2, target string
+	start2 := -1
+	switch req.op {
+	case opSymlink:
+		if target, err = t.string(req.target); err != nil {
+			return -1, errnoOf(err)
+		}
+	case opLink, opRename:
+		if path2, err = t.string(req.path2); err != nil {
+			return -1, errnoOf(err)
+		}
+		if req.op == opLink && path2 == "" && req.flags&unix.AT_EMPTY_PATH != 0 {
+			// Linking a descriptor needs a capability the task lacks.
+			return -1, unix.ENOENT
+		}
+		if start2, err = t.dir(req.dirfd2); err != nil {
+			return -1, errnoOf(err)
+		}
+		defer unix.Close(start2)
+	}
+	// Everything the warden needs from the task is read: make sure it was
+	// read from the task that asked, not one that took its PID since.
+	if !valid(w.listener, n.id) {
+		return -1, unix.ENOENT
+	}
+	wk := &walker{root: t.root, self: t.ids}
+	switch req.op {
+	case opOpen:
+		return w.open(n.id, t, wk, start, path, req)
+	case opMkdir, opMknod:
+		return -1, w.makeNode(t, wk, start, path, req)
+	case opSymlink:
+		return -1, w.symlink(wk, start, path, target)
+	case opLink:
+		return -1, w.link(t, wk, start2, path2, start, path, req)
+	case opRename:
+		return -1, w.rename(wk, start2, path2, start, path, req)
+	}
+	return -1, unix.ENOSYS
+}
+
+// refuse returns why name may not be made in dir, or "".
+func (w *Warden) refuse(dir int, name string) string {
+	var st unix.Stat_t
+	if err := unix.Fstat(dir, &st); err != nil {
+		return "cannot tell what directory this is"
+	}
+	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok {
+		for _, n := range r.Names {
+			if n == name {
+				return r.Why
+			}
+		}
+	}
+	if !w.private[st.Dev] {
+		for _, n := range w.outside {
+			if n.Name == name || (n.FoldCase && strings.EqualFold(n.Name, name)) {
+				return n.Why
+			}
+		}
+	}
+	return ""
+}
+
+// check refuses a name, reporting it; it returns EPERM or 0.
+func (w *Warden) check(r resolved) unix.Errno {
+	if r.dir < 0 {
+		return 0 // an existing file reached through /proc: no new name
+	}
+	why := w.refuse(r.dir, r.name)
+	if why == "" {
+		return 0
+	}
+	if w.Refused != nil {
+		dir, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", r.dir))
+		w.Refused(strings.TrimSuffix(dir, "/")+"/"+r.name, why)
+	}
+	return unix.EPERM
+}
+
+func (w *Warden) makeNode(t *task, wk *walker, start int, path string, req request) unix.Errno {
+	r, err := wk.walk(start, path, false)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer r.close()
+	if e := w.check(r); e != 0 {
+		return e
+	}
+	if e := setUmask(t); e != 0 {
+		return e
+	}
+	if req.op == opMkdir {
+		err = unix.Mkdirat(r.dir, r.name, req.mode)
+	} else {
+		err = unix.Mknodat(r.dir, r.name, req.mode, int(req.dev))
+	}
+	return errnoOf(err)
+}
+
+func (w *Warden) symlink(wk *walker, start int, path, target string) unix.Errno {
+	r, err := wk.walk(start, path, false)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer r.close()
+	if e := w.check(r); e != 0 {
+		return e
+	}
+	return errnoOf(unix.Symlinkat(target, r.dir, r.name))
+}
+
+// link makes a hard link. The existing file is resolved to a descriptor and
+// linked through the warden's own /proc/self/fd, the way an unprivileged
+// process links a file it holds open.
+func (w *Warden) link(t *task, wk *walker, start2 int, path2 string, start int, path string, req request) unix.Errno {
+	if req.flags&^uint64(unix.AT_SYMLINK_FOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return unix.EINVAL
+	}
+	var old int
+	from, err := wk.walk(start2, path2, req.flags&unix.AT_SYMLINK_FOLLOW != 0)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer from.close()
+	if from.file >= 0 {
+		old = from.file
+	} else {
+		if old, err = unix.Openat(from.dir, from.name, pathFlags, 0); err != nil {
+			return errnoOf(err)
+		}
+		defer unix.Close(old)
+	}
+	to, err := wk.walk(start, path, false)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer to.close()
+	if e := w.check(to); e != 0 {
+		return e
+	}
+	return errnoOf(unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", old), to.dir, to.name, unix.AT_SYMLINK_FOLLOW))
+}
+
+func (w *Warden) rename(wk *walker, start2 int, path2 string, start int, path string, req request) unix.Errno {
+	from, err := wk.walk(start2, path2, false)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer from.close()
+	to, err := wk.walk(start, path, false)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer to.close()
+	if e := w.check(to); e != 0 {
+		return e
+	}
+	if req.flags&unix.RENAME_EXCHANGE != 0 {
+		// An exchange gives the old name a new file as well.
+		if e := w.check(from); e != 0 {
+			return e
+		}
+	}
+	// The kernel refuses to rename a mount point only in the caller's own
+	// mount namespace; in another one it dissolves the mount. The sandbox's
+	// read-only binds are mounts of its namespace, not the warden's: the
+	// warden refuses as the kernel would for the task. The sandbox can make
+	// no mounts, so what is a mount point now stays one.
+	for _, r := range []resolved{from, to} {
+		if mounted, err := mountPoint(r); err != nil {
+			return errnoOf(err)
+		} else if mounted {
+			return unix.EBUSY
+		}
+	}
+	return errnoOf(unix.Renameat2(from.dir, from.name, to.dir, to.name, uint(req.flags)))
+}
+
+// Opens that would make a name; the rest never reach the warden.
+const (
+	ttyMajor     = 5 // /dev/tty is 5:0, /dev/console 5:1
+	ttyMinor     = 0
+	consoleMinor = 1
+)
+
+func (w *Warden) open(id uint64, t *task, wk *walker, start int, path string, req request) (int, unix.Errno) {
+	flags := int(req.flags)
+	follow := flags&(unix.O_NOFOLLOW|unix.O_EXCL) == 0
+	for attempt := 0; ; attempt++ {
+		fd, errno := w.openOnce(id, t, wk, start, path, flags, req.mode, follow)
+		// A name that became a link after the walk looked at it: walk again.
+		if errno == unix.ELOOP && follow && attempt < 3 {
+			wk.links = 0
+			continue
+		}
+		return fd, errno
+	}
+}
+
+func (w *Warden) openOnce(id uint64, t *task, wk *walker, start int, path string, flags int, mode uint32, follow bool) (int, unix.Errno) {
+	r, err := wk.walk(start, path, follow)
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	defer r.close()
+	if strings.HasSuffix(path, "/") {
+		return -1, unix.EISDIR
+	}
+	if e := w.check(r); e != 0 {
+		return -1, e
+	}
+	// Never the warden's own controlling terminal, and never blocking the
+	// warden on a FIFO's other end.
+	flags |= unix.O_NOCTTY | unix.O_CLOEXEC
+	var st unix.Stat_t
+	var statErr error
+	if r.file >= 0 {
+		statErr = unix.Fstat(r.file, &st)
+	} else {
+		statErr = unix.Fstatat(r.dir, r.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if statErr == nil {
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFCHR:
+			if unix.Major(st.Rdev) == ttyMajor && unix.Minor(st.Rdev) == ttyMinor {
+				return t.openCtty(flags)
+			}
+			if unix.Major(st.Rdev) == ttyMajor && unix.Minor(st.Rdev) == consoleMinor {
+				return -1, unix.EACCES
+			}
+		case unix.S_IFIFO:
+			return w.openFIFO(id, r, flags)
+		}
+	}
+	if e := setUmask(t); e != 0 {
+		return -1, e
+	}
+	if r.file >= 0 {
+		fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", r.file), flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW), 0)
+		return fd, errnoOf(err)
+	}
+	fd, err := unix.Openat(r.dir, r.name, flags|unix.O_NOFOLLOW, mode)
+	return fd, errnoOf(err)
+}
+
+// openCtty opens the task's controlling terminal, which is what /dev/tty
+// means to the task (opened by the warden, /dev/tty would be the
+// launcher's terminal). The terminal is reached through a descriptor of the
+// task's that refers to it.
+func (t *task) openCtty(flags int) (int, unix.Errno) {
+	tty, err := t.ctty()
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	if tty == 0 {
+		return -1, unix.ENXIO
+	}
+	dir := fmt.Sprintf("/proc/%d/fd", t.tid)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	for _, e := range entries {
+		var st unix.Stat_t
+		p := dir + "/" + e.Name()
+		if unix.Stat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == tty {
+			fd, err := unix.Open(p, flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_TRUNC), 0)
+			return fd, errnoOf(err)
+		}
+	}
+	return -1, unix.ENXIO
+}
+
+// openFIFO opens an existing FIFO without ever blocking a worker for good:
+// the open waits for the other end as the task's would, but gives up when
+// the task is gone, after waking itself by opening the FIFO both ways.
+func (w *Warden) openFIFO(id uint64, r resolved, flags int) (int, unix.Errno) {
+	var fifo int
+	var err error
+	if r.file >= 0 {
+		fifo, err = dup(r.file)
+	} else {
+		fifo, err = unix.Openat(r.dir, r.name, pathFlags, 0)
+	}
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	defer unix.Close(fifo)
+	path := fmt.Sprintf("/proc/self/fd/%d", fifo)
+	flags &^= unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_TRUNC
+	if flags&unix.O_NONBLOCK != 0 {
+		fd, err := unix.Open(path, flags, 0)
+		return fd, errnoOf(err)
+	}
+	type result struct {
+		fd  int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// A thread of its own, as unprivileged as the worker's; it is
+		// never handed back.
+		runtime.LockOSThread()
+		if err := dropCapabilities(); err != nil {
+			done <- result{-1, err}
+			return
+		}
+		fd, err := unix.Open(path, flags, 0)
+		done <- result{fd, err}
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.fd, errnoOf(r.err)
+		case <-tick.C:
+			if valid(w.listener, id) {
+				continue
+			}
+			// The task is gone: opened both ways, a FIFO never blocks,
+			// and the waiting open returns.
+			if wake, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+				unix.Close(wake)
+			}
+			if r := <-done; r.err == nil {
+				unix.Close(r.fd)
+			}
+			return -1, unix.ENOENT
+		}
+	}
+}
+
+func errnoOf(err error) unix.Errno {
+	if err == nil {
+		return 0
+	}
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return unix.EIO
+}
+
+// setUmask gives the worker's thread the task's umask, so the kernel
+// applies it exactly as for the task (default ACLs included).
+func setUmask(t *task) unix.Errno {
+	u, err := t.umask()
+	if err != nil {
+		return errnoOf(err)
+	}
+	unix.Umask(int(u))
+	return 0
+}
+
+// mountPoint reports whether r names the root of a mount: its mount differs
+// from its directory's. A name that does not exist is none.
+func mountPoint(r resolved) (bool, error) {
+	var dir, f unix.Statx_t
+	if err := unix.Statx(r.dir, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &dir); err != nil {
+		return false, err
+	}
+	err := unix.Statx(r.dir, r.name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &f)
+	if err == unix.ENOENT {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return f.Mnt_id != dir.Mnt_id, nil
+}
