@@ -63,12 +63,16 @@ const (
 	hasAny              // has any bit of values[0] set
 )
 
-func argIs(arg int, values ...uint32) cond { return cond{arg: arg, test: isOneOf, values: values} }
-func argHasAny(arg int, bits uint32) cond {
-	return cond{arg: arg, test: hasAny, values: []uint32{bits}}
+func argIs(arg int, values ...uint32) cond {
+	return cond{arg: arg, test: isOneOf, values: values}
 }
+
 func argMaskedIsNot(arg int, mask, v uint32) cond {
 	return cond{arg: arg, mask: mask, test: isNot, values: []uint32{v}}
+}
+
+func argHasAny(arg int, bits uint32) cond {
+	return cond{arg: arg, test: hasAny, values: []uint32{bits}}
 }
 
 func errno(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
@@ -82,7 +86,7 @@ var rules = []rule{
 	{"socket-unix", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_UNIX)}, errno(unix.EPERM),
 		"read-only binds do not stop connect() to a unix socket, and abstract sockets have no path: no new unix socket, so no host socket (Docker, ssh-agent, VS Code, dbus)"},
 	{"socket-inet", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_INET, unix.AF_INET6), argMaskedIsNot(1, sockTypeMask, unix.SOCK_PACKET)}, allow,
-		"the network, which the network namespace and the launcher's proxy confine; not SOCK_PACKET, which makes (AF_INET) an AF_PACKET socket"},
+		"the network, which the network namespace and the launcher's proxy confine; any type but SOCK_PACKET, with which AF_INET makes an AF_PACKET socket"},
 	{"socket-netlink-route", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_NETLINK), argIs(2, unix.NETLINK_ROUTE)}, allow,
 		"addresses and routes of the sandbox's own network namespace, read by getaddrinfo (AI_ADDRCONFIG), getifaddrs, Go's net.Interfaces and ip"},
 	{"socket-netlink-other", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_NETLINK)}, errno(unix.EPROTONOSUPPORT),
@@ -151,11 +155,11 @@ func filter() (prog []insn, at []int) {
 // (so each costs them one instruction) and ends in a return on every path.
 // The table is fixed, so a block too long for a BPF jump is a programming
 // error that every test run finds.
-func compile(rules []rule) (prog []insn, at []int) {
-	at = make([]int, len(rules))
+func compile(table []rule) (prog []insn, at []int) {
+	at = make([]int, len(table))
 	var order []uintptr
 	byNr := map[uintptr][]int{}
-	for i, r := range rules {
+	for i, r := range table {
 		if byNr[r.nr] == nil {
 			order = append(order, r.nr)
 		}
@@ -165,12 +169,12 @@ func compile(rules []rule) (prog []insn, at []int) {
 		var block []insn
 		acc := unknown
 		for _, i := range byNr[nr] {
-			code, after := compileRule(rules[i], acc)
+			code, after := compileRule(table[i], acc)
 			block = append(block, code...)
 			at[i] = len(prog) + 1 + len(block) - 1
 			acc = after
 		}
-		if last := rules[byNr[nr][len(byNr[nr])-1]]; len(last.when) > 0 {
+		if last := table[byNr[nr][len(byNr[nr])-1]]; len(last.when) > 0 {
 			block = append(block, ret(allow)) // no rule of this syscall matched
 		}
 		prog = append(prog, insn{code: jeq, k: uint32(nr), jf: jump(len(block))})

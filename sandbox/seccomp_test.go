@@ -168,19 +168,27 @@ func TestSeccompRules(t *testing.T) {
 			call{"x32 socket(AF_VSOCK)", nativeArch, x32Bit | unix.SYS_SOCKET, []uint64{unix.AF_VSOCK, unix.SOCK_STREAM}, eperm})
 	}
 	tests = append(tests, socketCalls()...)
+	ruleAt := map[int]string{}
+	for i, r := range rules {
+		ruleAt[at[i]] = "rule " + r.name
+	}
 	answered := map[int]bool{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, pc := run(t, prog, tt.arch, uint32(tt.nr), tt.args...)
 			answered[pc] = true
 			if got != tt.want {
-				t.Errorf("filter returned %s, want %s", action(got), action(tt.want))
+				by, ok := ruleAt[pc]
+				if !ok {
+					by = fmt.Sprintf("no rule: instruction %d", pc)
+				}
+				t.Errorf("filter returned %s (%s), want %s", action(got), by, action(tt.want))
 			}
 		})
 	}
 	for i, r := range rules {
 		if !answered[at[i]] {
-			t.Errorf("rule %s answered no case: add one that goes red without it", r.name)
+			t.Errorf("rule %s (%s) answered no case: add one that goes red without it", r.name, r.why)
 		}
 	}
 }
