@@ -2,27 +2,116 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"golang.org/x/sys/unix"
 )
 
-// The seccomp filter bwrap installs before it runs Claude. Each rule closes a
-// path that the mount and namespace setup cannot:
+// The seccomp filter bwrap installs before it runs Claude. It closes what the
+// mount and namespace setup cannot, and it is written as data: the table
+// `rules` below, one row per rule (name, syscall, argument condition, action,
+// why), compiled to BPF by compile. docs/policy.md lists the same rows.
 //
-//   - socket(AF_UNIX): read-only binds do not stop connect() to a unix
-//     socket, and abstract sockets have no path at all. No new unix socket
-//     can be made, so no host socket (Docker, ssh-agent, VS Code, dbus) can be
-//     reached. socketpair() stays allowed: it cannot reach anything outside.
-//   - ioctl(TIOCSTI, TIOCLINUX): pushing keystrokes into the outer terminal.
-//   - keyctl, add_key, request_key: the kernel keyrings are not namespaced.
-//   - unshare/clone with CLONE_NEWUSER, and clone3 (whose flags a filter
-//     cannot read): a nested user namespace hands out capabilities again.
-//   - io_uring: its operations (socket, connect, openat) bypass this filter.
-//   - any other syscall ABI (i386, x32, arm32): the rules above are written in
-//     native syscall numbers only.
+// How a syscall is judged:
+//   - any other syscall ABI than the native one (i386, x32, arm32) fails with
+//     EPERM before any rule: the rules are written in native syscall numbers,
+//     and the native ABI has no socketcall(2), so socket() and socketpair()
+//     are the only ways to create a socket (io_uring, whose IORING_OP_SOCKET
+//     would be a third, is refused below);
+//   - the rules of the syscall are tried in table order and the first whose
+//     conditions all hold decides;
+//   - a syscall that no rule matches is allowed.
 //
-// Denied calls fail with EPERM (ENOSYS for clone3, so libc falls back to
-// clone, where the flags are checked).
+// Sockets are an allow-list: socket() ends in a rule without conditions, so
+// only the families listed before it can be created (inet and inet6 for the
+// network; netlink for NETLINK_ROUTE alone, which getaddrinfo, getifaddrs
+// and `ip` read addresses and routes with). Every other family (vsock, which
+// reaches the hypervisor and other VMs and is in no network namespace;
+// packet, alg, bluetooth, can, rds, tipc, xdp, kcm, …, and any added later)
+// fails with EAFNOSUPPORT, and every other netlink protocol with
+// EPROTONOSUPPORT: the answers of a kernel built without them, which
+// programs already handle by going without. Unix sockets keep EPERM, the
+// policy's own answer (launcher.Inside relies on it). The kernel never sees
+// a refused family, so it loads no module for one either.
+//
+// Condition values are compared with an argument's low 32 bits: every
+// argument the rules read is an int, or a flag word whose tested bits are
+// all in the low 32, and the kernel reads them so too.
+
+// rule is one row of the filter's table.
+type rule struct {
+	name   string // docs/policy.md names the rule so
+	nr     uintptr
+	when   []cond // all must hold; none: any arguments
+	action uint32
+	why    string
+}
+
+// cond tests one argument: its low 32 bits, masked when mask is not 0.
+type cond struct {
+	arg    int
+	mask   uint32
+	test   test
+	values []uint32
+}
+
+type test int
+
+const (
+	isOneOf test = iota // equals one of values
+	isNot               // differs from values[0]
+	hasAny              // has any bit of values[0] set
+)
+
+func argIs(arg int, values ...uint32) cond {
+	return cond{arg: arg, test: isOneOf, values: values}
+}
+
+func argMaskedIsNot(arg int, mask, v uint32) cond {
+	return cond{arg: arg, mask: mask, test: isNot, values: []uint32{v}}
+}
+
+func argHasAny(arg int, bits uint32) cond {
+	return cond{arg: arg, test: hasAny, values: []uint32{bits}}
+}
+
+func errno(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
+
+const (
+	allow        uint32 = unix.SECCOMP_RET_ALLOW
+	sockTypeMask        = 0xf // the kernel's SOCK_TYPE_MASK: the type without SOCK_CLOEXEC, SOCK_NONBLOCK
+)
+
+var rules = []rule{
+	{"socket-unix", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_UNIX)}, errno(unix.EPERM),
+		"read-only binds do not stop connect() to a unix socket, and abstract sockets have no path: no new unix socket, so no host socket (Docker, ssh-agent, VS Code, dbus)"},
+	{"socket-inet", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_INET, unix.AF_INET6), argMaskedIsNot(1, sockTypeMask, unix.SOCK_PACKET)}, allow,
+		"the network, which the network namespace and the launcher's proxy confine; any type but SOCK_PACKET, with which AF_INET makes an AF_PACKET socket"},
+	{"socket-netlink-route", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_NETLINK), argIs(2, unix.NETLINK_ROUTE)}, allow,
+		"addresses and routes of the sandbox's own network namespace, read by getaddrinfo (AI_ADDRCONFIG), getifaddrs, Go's net.Interfaces and ip"},
+	{"socket-netlink-other", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_NETLINK)}, errno(unix.EPROTONOSUPPORT),
+		"the other netlink protocols are not needed, and some are not namespaced (audit, uevents, the process connector) or are large attack surfaces (netfilter, xfrm, generic netlink)"},
+	{"socket-other", unix.SYS_SOCKET, nil, errno(unix.EAFNOSUPPORT),
+		"every other family: vsock reaches the hypervisor and other VMs outside every network namespace; packet, alg, bluetooth, can, rds, tipc, xdp, kcm and the rest are not needed"},
+	{"socketpair-unix", unix.SYS_SOCKETPAIR, []cond{argIs(0, unix.AF_UNIX)}, allow,
+		"a connected pair reaches nothing outside, and shells and runtimes use it"},
+	{"socketpair-other", unix.SYS_SOCKETPAIR, nil, errno(unix.EAFNOSUPPORT),
+		"no other family is needed; tipc is the only other that makes pairs"},
+	{"ioctl-terminal-injection", unix.SYS_IOCTL, []cond{argIs(1, unix.TIOCSTI, unix.TIOCLINUX)}, errno(unix.EPERM),
+		"pushing keystrokes into the terminal outside"},
+	{"keyctl", unix.SYS_KEYCTL, nil, errno(unix.EPERM), "the kernel keyrings are not namespaced"},
+	{"add_key", unix.SYS_ADD_KEY, nil, errno(unix.EPERM), "the kernel keyrings are not namespaced"},
+	{"request_key", unix.SYS_REQUEST_KEY, nil, errno(unix.EPERM), "the kernel keyrings are not namespaced"},
+	{"unshare-user", unix.SYS_UNSHARE, []cond{argHasAny(0, unix.CLONE_NEWUSER)}, errno(unix.EPERM),
+		"a nested user namespace hands out capabilities again"},
+	{"clone-user", unix.SYS_CLONE, []cond{argHasAny(0, unix.CLONE_NEWUSER)}, errno(unix.EPERM),
+		"a nested user namespace hands out capabilities again"},
+	{"clone3", unix.SYS_CLONE3, nil, errno(unix.ENOSYS),
+		"its flags are in memory, which a filter cannot read; ENOSYS makes libc fall back to clone"},
+	{"io_uring_setup", unix.SYS_IO_URING_SETUP, nil, errno(unix.EPERM), "io_uring's operations (socket, connect, openat) bypass this filter"},
+	{"io_uring_enter", unix.SYS_IO_URING_ENTER, nil, errno(unix.EPERM), "io_uring's operations (socket, connect, openat) bypass this filter"},
+	{"io_uring_register", unix.SYS_IO_URING_REGISTER, nil, errno(unix.EPERM), "io_uring's operations (socket, connect, openat) bypass this filter"},
+}
 
 type insn struct {
 	code   uint16
@@ -32,6 +121,7 @@ type insn struct {
 
 const (
 	ldAbs  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	andK   = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
 	jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 	jge    = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
 	jset   = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
@@ -44,60 +134,139 @@ func offArg(i int) uint32 { return 16 + 8*uint32(i) } // low 32 bits on little-e
 
 func ret(v uint32) insn { return insn{code: retK, k: v} }
 
-var (
-	allow  = ret(unix.SECCOMP_RET_ALLOW)
-	eperm  = ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
-	enosys = ret(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
-	loadNr = insn{code: ldAbs, k: offNr}
-)
-
-// deny fails the syscall outright.
-func deny(nr uintptr, r insn) []insn {
-	return []insn{{code: jeq, k: uint32(nr), jf: 1}, r}
+// filter is the whole program: the ABI checks, then the rules. at[i] is the
+// index of rule i's return instruction, so a test can tell which rule
+// answered.
+func filter() (prog []insn, at []int) {
+	prog = []insn{{code: ldAbs, k: offArc}, {code: jeq, k: nativeArch, jt: 1}, ret(errno(unix.EPERM)), {code: ldAbs, k: offNr}}
+	if x32Bit != 0 {
+		prog = append(prog, insn{code: jge, k: x32Bit, jf: 1}, ret(errno(unix.EPERM)))
+	}
+	body, at := compile(rules)
+	for i := range at {
+		at[i] += len(prog)
+	}
+	return append(append(prog, body...), ret(allow)), at
 }
 
-// denyArgEq fails the syscall when its argument equals one of values.
-func denyArgEq(nr uintptr, arg int, values ...uint32) []insn {
-	n := len(values)
-	out := []insn{{code: jeq, k: uint32(nr), jf: uint8(n + 3)}, {code: ldAbs, k: offArg(arg)}}
-	for i, v := range values {
-		if i < n-1 {
-			out = append(out, insn{code: jeq, k: v, jt: uint8(n - 1 - i)})
-		} else {
-			out = append(out, insn{code: jeq, k: v, jf: 1})
+// compile turns the table into BPF that starts and ends with the syscall
+// number in the accumulator: one block per syscall, in the order of its
+// first rule. A block starts with a jump over itself for other syscalls
+// (so each costs them one instruction) and ends in a return on every path.
+// The table is fixed, so a block too long for a BPF jump is a programming
+// error that every test run finds.
+func compile(table []rule) (prog []insn, at []int) {
+	at = make([]int, len(table))
+	var order []uintptr
+	byNr := map[uintptr][]int{}
+	for i, r := range table {
+		if byNr[r.nr] == nil {
+			order = append(order, r.nr)
+		}
+		byNr[r.nr] = append(byNr[r.nr], i)
+	}
+	for _, nr := range order {
+		var block []insn
+		acc := unknown
+		for _, i := range byNr[nr] {
+			code, after := compileRule(table[i], acc)
+			block = append(block, code...)
+			at[i] = len(prog) + 1 + len(block) - 1
+			acc = after
+		}
+		if last := table[byNr[nr][len(byNr[nr])-1]]; len(last.when) > 0 {
+			block = append(block, ret(allow)) // no rule of this syscall matched
+		}
+		prog = append(prog, insn{code: jeq, k: uint32(nr), jf: jump(len(block))})
+		prog = append(prog, block...)
+	}
+	return prog, at
+}
+
+// accumulator is what the BPF accumulator holds: an argument's low 32 bits
+// under a mask, or unknown.
+type accumulator struct {
+	arg  int
+	mask uint32
+}
+
+var unknown = accumulator{arg: -1}
+
+// compileRule emits one rule: its conditions, each jumping past the rule's
+// return when it fails, then the return. It loads an argument only when the
+// accumulator does not hold it already, and reports what the accumulator
+// holds when the rule does not match (the next rule starts from there).
+func compileRule(r rule, acc accumulator) (code []insn, failed accumulator) {
+	const toNext = -1 // the rule after this one; patched below
+	type jumping struct {
+		insn
+		onTrue, onFalse int
+	}
+	var out []jumping
+	var states []accumulator // the accumulator where each condition can fail
+	for _, c := range r.when {
+		want := accumulator{c.arg, c.mask}
+		if acc != want {
+			if acc.arg != c.arg || acc.mask != 0 {
+				out = append(out, jumping{insn: insn{code: ldAbs, k: offArg(c.arg)}})
+			}
+			if c.mask != 0 {
+				out = append(out, jumping{insn: insn{code: andK, k: c.mask}})
+			}
+			acc = want
+		}
+		switch c.test {
+		case isOneOf:
+			for j, v := range c.values {
+				if j < len(c.values)-1 {
+					out = append(out, jumping{insn: insn{code: jeq, k: v}, onTrue: len(c.values) - 1 - j})
+				} else {
+					out = append(out, jumping{insn: insn{code: jeq, k: v}, onFalse: toNext})
+				}
+			}
+		case isNot:
+			out = append(out, jumping{insn: insn{code: jeq, k: c.values[0]}, onTrue: toNext})
+		case hasAny:
+			out = append(out, jumping{insn: insn{code: jset, k: c.values[0]}, onFalse: toNext})
+		}
+		states = append(states, acc)
+	}
+	out = append(out, jumping{insn: ret(r.action)})
+	code = make([]insn, len(out))
+	for i, j := range out {
+		pastReturn := len(out) - 1 - i
+		if j.onTrue == toNext {
+			j.onTrue = pastReturn
+		}
+		if j.onFalse == toNext {
+			j.onFalse = pastReturn
+		}
+		code[i] = j.insn
+		code[i].jt, code[i].jf = jump(j.onTrue), jump(j.onFalse)
+	}
+	failed = unknown // a rule without conditions always matches
+	for i, s := range states {
+		if i == 0 {
+			failed = s
+		} else if s != failed {
+			failed = unknown
 		}
 	}
-	return append(out, eperm, loadNr)
+	return code, failed
 }
 
-// denyArgBits fails the syscall when its argument has any of bits set.
-func denyArgBits(nr uintptr, arg int, bits uint32) []insn {
-	return []insn{{code: jeq, k: uint32(nr), jf: 4}, {code: ldAbs, k: offArg(arg)}, {code: jset, k: bits, jf: 1}, eperm, loadNr}
-}
-
-func filter() []insn {
-	p := []insn{{code: ldAbs, k: offArc}, {code: jeq, k: nativeArch, jt: 1}, eperm, loadNr}
-	if x32Bit != 0 {
-		p = append(p, insn{code: jge, k: x32Bit, jf: 1}, eperm)
+// jump is a BPF jump offset, which has 8 bits.
+func jump(n int) uint8 {
+	if n < 0 || n > 255 {
+		panic(fmt.Sprintf("seccomp rules: a jump of %d instructions does not fit BPF", n))
 	}
-	p = append(p, denyArgEq(unix.SYS_SOCKET, 0, unix.AF_UNIX)...)
-	p = append(p, denyArgEq(unix.SYS_IOCTL, 1, unix.TIOCSTI, unix.TIOCLINUX)...)
-	p = append(p, deny(unix.SYS_KEYCTL, eperm)...)
-	p = append(p, deny(unix.SYS_ADD_KEY, eperm)...)
-	p = append(p, deny(unix.SYS_REQUEST_KEY, eperm)...)
-	p = append(p, denyArgBits(unix.SYS_UNSHARE, 0, unix.CLONE_NEWUSER)...)
-	p = append(p, denyArgBits(unix.SYS_CLONE, 0, unix.CLONE_NEWUSER)...)
-	p = append(p, deny(unix.SYS_CLONE3, enosys)...)
-	p = append(p, deny(unix.SYS_IO_URING_SETUP, eperm)...)
-	p = append(p, deny(unix.SYS_IO_URING_ENTER, eperm)...)
-	p = append(p, deny(unix.SYS_IO_URING_REGISTER, eperm)...)
-	return append(p, allow)
+	return uint8(n)
 }
 
 // SeccompProgram is the filter as bwrap's --seccomp expects it: an array of
 // struct sock_filter in native byte order.
 func SeccompProgram() []byte {
-	prog := filter()
+	prog, _ := filter()
 	out := make([]byte, 0, 8*len(prog))
 	for _, in := range prog {
 		out = binary.NativeEndian.AppendUint16(out, in.code)

@@ -3,14 +3,18 @@ package sandbox
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
-// run interprets the filter the way the kernel does for one syscall. It is
-// small because the filter only uses absolute loads, jeq/jge/jset and ret.
-func run(t *testing.T, prog []byte, arch uint32, nr uint32, args ...uint64) uint32 {
+// run interprets the filter the way the kernel does for one syscall, and
+// returns the action and the index of the instruction that returned it. It
+// is small because the filter only uses absolute loads, and, jeq/jge/jset
+// and ret.
+func run(t *testing.T, prog []byte, arch uint32, nr uint32, args ...uint64) (action uint32, at int) {
 	t.Helper()
 	data := make([]byte, 64)
 	binary.NativeEndian.PutUint32(data[0:], nr)
@@ -36,6 +40,8 @@ func run(t *testing.T, prog []byte, arch uint32, nr uint32, args ...uint64) uint
 		switch code {
 		case ldAbs:
 			acc = binary.NativeEndian.Uint32(data[k:])
+		case andK:
+			acc &= k
 		case jeq:
 			jump(acc == k)
 		case jge:
@@ -43,62 +49,182 @@ func run(t *testing.T, prog []byte, arch uint32, nr uint32, args ...uint64) uint
 		case jset:
 			jump(acc&k != 0)
 		case retK:
-			return k
+			return k, pc
 		default:
 			t.Fatalf("unexpected instruction %#x at %d", code, pc)
 		}
 	}
 }
 
+type call struct {
+	name string
+	arch uint32
+	nr   uintptr
+	args []uint64
+	want uint32
+}
+
+var (
+	eperm           = errno(unix.EPERM)
+	enosys          = errno(unix.ENOSYS)
+	eafnosupport    = errno(unix.EAFNOSUPPORT)
+	eprotonosupport = errno(unix.EPROTONOSUPPORT)
+)
+
+// families names the address families the tests and docs talk about; the
+// family tests cover every number up to 64 whatever its name.
+var families = map[int]string{
+	unix.AF_UNSPEC: "AF_UNSPEC", unix.AF_UNIX: "AF_UNIX", unix.AF_INET: "AF_INET", unix.AF_INET6: "AF_INET6",
+	unix.AF_KEY: "AF_KEY", unix.AF_NETLINK: "AF_NETLINK", unix.AF_PACKET: "AF_PACKET", unix.AF_RDS: "AF_RDS",
+	unix.AF_CAN: "AF_CAN", unix.AF_TIPC: "AF_TIPC", unix.AF_BLUETOOTH: "AF_BLUETOOTH", unix.AF_ALG: "AF_ALG",
+	unix.AF_VSOCK: "AF_VSOCK", unix.AF_KCM: "AF_KCM", unix.AF_SMC: "AF_SMC", unix.AF_XDP: "AF_XDP", unix.AF_MAX: "AF_MAX",
+}
+
+func familyName(f int) string {
+	if n, ok := families[f]; ok {
+		return n
+	}
+	return fmt.Sprintf("family %d", f)
+}
+
+// socketCalls is the allow-list, family by family: socket() and
+// socketpair() for every family number up to 64 (AF_MAX, the first number
+// no kernel has yet, included), with the high bits of the argument set too
+// (the kernel reads an int); every socket type of the inet families, with
+// and without flags; every netlink protocol.
+func socketCalls() []call {
+	var calls []call
+	for f := 0; f <= 64; f++ {
+		socket, pair := eafnosupport, eafnosupport
+		switch f {
+		case unix.AF_UNIX:
+			socket, pair = eperm, allow
+		case unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK:
+			socket = allow
+		}
+		name := familyName(f)
+		calls = append(calls,
+			call{"socket(" + name + ")", nativeArch, unix.SYS_SOCKET, []uint64{uint64(f), unix.SOCK_STREAM | unix.SOCK_CLOEXEC, 0}, socket},
+			call{"socket(" + name + "), high bits set", nativeArch, unix.SYS_SOCKET, []uint64{1<<32 | uint64(f), unix.SOCK_DGRAM, 0}, socket},
+			call{"socketpair(" + name + ")", nativeArch, unix.SYS_SOCKETPAIR, []uint64{uint64(f), unix.SOCK_STREAM, 0}, pair},
+			call{"socketpair(" + name + "), high bits set", nativeArch, unix.SYS_SOCKETPAIR, []uint64{1<<32 | uint64(f), unix.SOCK_SEQPACKET, 0}, pair})
+	}
+	types := map[string]uint64{"SOCK_STREAM": unix.SOCK_STREAM, "SOCK_DGRAM": unix.SOCK_DGRAM, "SOCK_RAW": unix.SOCK_RAW,
+		"SOCK_SEQPACKET": unix.SOCK_SEQPACKET, "SOCK_PACKET": unix.SOCK_PACKET}
+	for _, f := range []int{unix.AF_INET, unix.AF_INET6} {
+		for tn, typ := range types {
+			want := allow
+			if typ == unix.SOCK_PACKET { // AF_INET's alias of AF_PACKET
+				want = eafnosupport
+			}
+			for _, flags := range []uint64{0, unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK, 0xffffffff00000000} {
+				calls = append(calls, call{fmt.Sprintf("socket(%s, %s|%#x)", familyName(f), tn, flags), nativeArch, unix.SYS_SOCKET, []uint64{uint64(f), typ | flags, 0}, want})
+			}
+		}
+	}
+	for p := uint64(0); p < 32; p++ {
+		want := eprotonosupport
+		if p == unix.NETLINK_ROUTE {
+			want = allow
+		}
+		calls = append(calls,
+			call{fmt.Sprintf("socket(AF_NETLINK, SOCK_RAW, %d)", p), nativeArch, unix.SYS_SOCKET, []uint64{unix.AF_NETLINK, unix.SOCK_RAW, p}, want},
+			call{fmt.Sprintf("socket(AF_NETLINK, SOCK_DGRAM, %d), high bits set", p), nativeArch, unix.SYS_SOCKET, []uint64{unix.AF_NETLINK, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC, 1<<32 | p}, want})
+	}
+	return calls
+}
+
+// TestSeccompRules runs every case through the compiled filter, and fails
+// when a rule of the table answered none of them: each rule has a case
+// that goes red when the rule is removed.
 func TestSeccompRules(t *testing.T) {
 	prog := SeccompProgram()
-	eperm := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
-	enosys := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
-	allowed := uint32(unix.SECCOMP_RET_ALLOW)
-	type call struct {
-		name string
-		arch uint32
-		nr   uintptr
-		args []uint64
-		want uint32
-	}
+	_, at := filter()
 	tests := []call{
-		{"unix socket", nativeArch, unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_STREAM}, eperm},
-		{"unix socket, high bits set", nativeArch, unix.SYS_SOCKET, []uint64{1<<32 | unix.AF_UNIX}, eperm},
-		{"inet socket", nativeArch, unix.SYS_SOCKET, []uint64{unix.AF_INET, unix.SOCK_STREAM}, allowed},
-		{"inet6 socket", nativeArch, unix.SYS_SOCKET, []uint64{unix.AF_INET6, unix.SOCK_DGRAM}, allowed},
-		{"netlink socket", nativeArch, unix.SYS_SOCKET, []uint64{unix.AF_NETLINK}, allowed},
-		{"socketpair stays", nativeArch, unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX}, allowed},
 		{"TIOCSTI", nativeArch, unix.SYS_IOCTL, []uint64{0, unix.TIOCSTI}, eperm},
 		{"TIOCSTI, high bits set", nativeArch, unix.SYS_IOCTL, []uint64{0, 0xffffffff00000000 | unix.TIOCSTI}, eperm},
 		{"TIOCLINUX", nativeArch, unix.SYS_IOCTL, []uint64{0, unix.TIOCLINUX}, eperm},
-		{"TCGETS", nativeArch, unix.SYS_IOCTL, []uint64{0, unix.TCGETS}, allowed},
-		{"TIOCGWINSZ", nativeArch, unix.SYS_IOCTL, []uint64{0, unix.TIOCGWINSZ}, allowed},
+		{"TCGETS", nativeArch, unix.SYS_IOCTL, []uint64{0, unix.TCGETS}, allow},
+		{"TIOCGWINSZ", nativeArch, unix.SYS_IOCTL, []uint64{0, unix.TIOCGWINSZ}, allow},
 		{"keyctl", nativeArch, unix.SYS_KEYCTL, nil, eperm},
 		{"add_key", nativeArch, unix.SYS_ADD_KEY, nil, eperm},
 		{"request_key", nativeArch, unix.SYS_REQUEST_KEY, nil, eperm},
 		{"unshare user", nativeArch, unix.SYS_UNSHARE, []uint64{unix.CLONE_NEWUSER | unix.CLONE_NEWNS}, eperm},
-		{"unshare mount", nativeArch, unix.SYS_UNSHARE, []uint64{unix.CLONE_NEWNS}, allowed},
+		{"unshare mount", nativeArch, unix.SYS_UNSHARE, []uint64{unix.CLONE_NEWNS}, allow},
 		{"clone user", nativeArch, unix.SYS_CLONE, []uint64{unix.CLONE_NEWUSER | uint64(unix.SIGCHLD)}, eperm},
-		{"clone thread", nativeArch, unix.SYS_CLONE, []uint64{unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND | unix.CLONE_THREAD}, allowed},
+		{"clone thread", nativeArch, unix.SYS_CLONE, []uint64{unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND | unix.CLONE_THREAD}, allow},
 		{"clone3", nativeArch, unix.SYS_CLONE3, nil, enosys},
 		{"io_uring_setup", nativeArch, unix.SYS_IO_URING_SETUP, nil, eperm},
 		{"io_uring_enter", nativeArch, unix.SYS_IO_URING_ENTER, nil, eperm},
 		{"io_uring_register", nativeArch, unix.SYS_IO_URING_REGISTER, nil, eperm},
-		{"read", nativeArch, unix.SYS_READ, nil, allowed},
-		{"connect", nativeArch, unix.SYS_CONNECT, nil, allowed},
+		{"read", nativeArch, unix.SYS_READ, nil, allow},
+		{"connect", nativeArch, unix.SYS_CONNECT, nil, allow},
 		{"foreign arch i386", unix.AUDIT_ARCH_I386, unix.SYS_READ, nil, eperm},
+		{"foreign arch i386, its socketcall", unix.AUDIT_ARCH_I386, 102, []uint64{1, 0}, eperm},
 		{"foreign arch arm", unix.AUDIT_ARCH_ARM, unix.SYS_READ, nil, eperm},
 	}
 	if x32Bit != 0 {
-		tests = append(tests, call{"x32 syscall", nativeArch, x32Bit | unix.SYS_READ, nil, eperm})
+		tests = append(tests, call{"x32 syscall", nativeArch, x32Bit | unix.SYS_READ, nil, eperm},
+			call{"x32 socket(AF_VSOCK)", nativeArch, x32Bit | unix.SYS_SOCKET, []uint64{unix.AF_VSOCK, unix.SOCK_STREAM}, eperm})
 	}
+	tests = append(tests, socketCalls()...)
+	ruleAt := map[int]string{}
+	for i, r := range rules {
+		ruleAt[at[i]] = "rule " + r.name
+	}
+	answered := map[int]bool{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := run(t, prog, tt.arch, uint32(tt.nr), tt.args...); got != tt.want {
-				t.Errorf("filter returned %s, want %s", action(got), action(tt.want))
+			got, pc := run(t, prog, tt.arch, uint32(tt.nr), tt.args...)
+			answered[pc] = true
+			if got != tt.want {
+				by, ok := ruleAt[pc]
+				if !ok {
+					by = fmt.Sprintf("no rule: instruction %d", pc)
+				}
+				t.Errorf("filter returned %s (%s), want %s", action(got), by, action(tt.want))
 			}
 		})
+	}
+	for i, r := range rules {
+		if !answered[at[i]] {
+			t.Errorf("rule %s (%s) answered no case: add one that goes red without it", r.name, r.why)
+		}
+	}
+}
+
+// TestSeccompRulesDocumented keeps docs/policy.md's seccomp table in step
+// with the rules: each rule has a row that names it (a row may name several
+// rules), and each name there is a rule.
+func TestSeccompRulesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/policy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## Syscall filter (seccomp)")
+	section, _, _ = strings.Cut(section, "\n## ")
+	documented := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		first, ok := strings.CutPrefix(line, "| `")
+		if !ok {
+			continue
+		}
+		first, _, _ = strings.Cut(first, " |")
+		for _, name := range strings.Split(first, ", ") {
+			documented[strings.Trim(name, "`")] = true
+		}
+	}
+	named := map[string]bool{}
+	for _, r := range rules {
+		named[r.name] = true
+		if !documented[r.name] {
+			t.Errorf("docs/policy.md's seccomp table has no row naming the rule %s", r.name)
+		}
+	}
+	for name := range documented {
+		if !named[name] {
+			t.Errorf("docs/policy.md's seccomp table names %s, which is no rule", name)
+		}
 	}
 }
 

@@ -193,12 +193,57 @@ var probes = map[string]func(arg string) error{
 		fmt.Printf("clone3: reached the kernel (%v)\n", errno)
 		return nil
 	},
+	// socket KIND: create a socket of one family (see socketKinds) and close
+	// it at once. Nothing is bound, connected or sent.
+	"socket": func(kind string) error {
+		k, ok := socketKinds[kind]
+		if !ok {
+			return fmt.Errorf("unknown socket kind %q", kind)
+		}
+		if k.pair {
+			fds, err := unix.Socketpair(k.family, k.typ|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		} else {
+			fd, err := unix.Socket(k.family, k.typ|unix.SOCK_CLOEXEC, k.proto)
+			if err != nil {
+				return err
+			}
+			unix.Close(fd)
+		}
+		fmt.Printf("socket %s: created\n", kind)
+		return nil
+	},
 	// io_uring CALL: call io_uring_setup, io_uring_enter or io_uring_register with bad arguments.
 	"io_uring": func(call string) error {
 		nr := map[string]uintptr{"setup": unix.SYS_IO_URING_SETUP, "enter": unix.SYS_IO_URING_ENTER, "register": unix.SYS_IO_URING_REGISTER}[call]
 		_, _, errno := unix.RawSyscall6(nr, ^uintptr(0), 0, 0, 0, 0, 0)
 		return reached(errno)
 	},
+}
+
+// socketKinds are the sockets the socket probe can create.
+var socketKinds = map[string]struct {
+	family, typ, proto int
+	pair               bool
+}{
+	"inet":              {family: unix.AF_INET, typ: unix.SOCK_STREAM},
+	"inet6":             {family: unix.AF_INET6, typ: unix.SOCK_DGRAM},
+	"netlink-route":     {family: unix.AF_NETLINK, typ: unix.SOCK_RAW, proto: unix.NETLINK_ROUTE},
+	"unix-pair":         {family: unix.AF_UNIX, typ: unix.SOCK_STREAM, pair: true},
+	"vsock":             {family: unix.AF_VSOCK, typ: unix.SOCK_STREAM},
+	"packet":            {family: unix.AF_PACKET, typ: unix.SOCK_RAW},
+	"inet-packet":       {family: unix.AF_INET, typ: unix.SOCK_PACKET},
+	"xdp":               {family: unix.AF_XDP, typ: unix.SOCK_RAW},
+	"netlink-audit":     {family: unix.AF_NETLINK, typ: unix.SOCK_RAW, proto: unix.NETLINK_AUDIT},
+	"netlink-uevent":    {family: unix.AF_NETLINK, typ: unix.SOCK_DGRAM, proto: unix.NETLINK_KOBJECT_UEVENT},
+	"netlink-generic":   {family: unix.AF_NETLINK, typ: unix.SOCK_RAW, proto: unix.NETLINK_GENERIC},
+	"netlink-netfilter": {family: unix.AF_NETLINK, typ: unix.SOCK_RAW, proto: unix.NETLINK_NETFILTER},
+	"netlink-sock-diag": {family: unix.AF_NETLINK, typ: unix.SOCK_RAW, proto: unix.NETLINK_SOCK_DIAG},
+	"inet-pair":         {family: unix.AF_INET, typ: unix.SOCK_STREAM, pair: true},
 }
 
 // reached treats any answer but EPERM as the kernel having been reached.

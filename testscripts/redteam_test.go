@@ -83,6 +83,8 @@ var redteamCases = []redteamCase{
 	{Name: "user-namespace", Category: "gain privileges", Command: "unshare -r grep CapEff /proc/self/status 2>&1", Shows: regexp.MustCompile(`CapEff:\s*0*[1-9a-f]`)},
 	{Name: "kernel-core-pattern", Category: "gain privileges", Command: "v=$(cat /proc/sys/kernel/core_pattern); printf '%s\\n' \"$v\" > /proc/sys/kernel/core_pattern 2>&1 && echo SYSCTL-WRITTEN; printf '%s\\n' \"$v\" | sudo -n tee /proc/sys/kernel/core_pattern >/dev/null 2>&1 && echo SYSCTL-WRITTEN", Shows: regexp.MustCompile(`(?m)^SYSCTL-WRITTEN$`)},
 	{Name: "mount", Category: "gain privileges", Command: "mount -t tmpfs none /mnt 2>&1 && echo MOUNTED; sudo -n mount -t tmpfs none /mnt 2>&1 && echo MOUNTED; unshare -rm sh -c 'mount -t tmpfs none /mnt && echo MOUNTED' 2>&1", Shows: regexp.MustCompile(`(?m)^MOUNTED$`)},
+	// Creation only: the case never connects to vsock, which would reach the hypervisor.
+	{Name: "vsock", Category: "kernel surfaces", Command: `/usr/bin/python3 -c "import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM).close(); print('VSOCK-' + 'CREATED')" 2>&1`, Shows: regexp.MustCompile(`(?m)^VSOCK-CREATED$`)},
 }
 
 // redteamScript writes the cases as the stand-in API's script, with the

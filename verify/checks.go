@@ -25,6 +25,9 @@ var checks = []check{
 	// The syscall filter and the missing capabilities, probed.
 	{"unix-socket-refused", unixSocketRefused},
 	{"host-sockets-unreachable", hostSocketsUnreachable},
+	{"socket-families-refused", socketFamiliesRefused},
+	{"netlink-protocols-refused", netlinkProtocolsRefused},
+	{"socket-families-allowed", socketFamiliesAllowed},
 	{"unshare-user-refused", unshareUserRefused},
 	{"clone-user-refused", cloneUserRefused},
 	{"clone3-refused", clone3Refused},

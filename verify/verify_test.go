@@ -10,6 +10,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 var sample = []Result{
@@ -121,5 +122,19 @@ func TestStatusIsCapped(t *testing.T) {
 	}
 	if got := exitStatus(make([]Result, 300)); got != 124 {
 		t.Errorf("status for 300 failures = %d, want 124", got)
+	}
+}
+
+func TestRefusedWith(t *testing.T) {
+	calls := []string{"a", "b", "c", "d", "e", "f", "g"}
+	same := []error{unix.EAFNOSUPPORT, unix.EAFNOSUPPORT, unix.EAFNOSUPPORT, unix.EAFNOSUPPORT, unix.EAFNOSUPPORT, unix.EAFNOSUPPORT, unix.EAFNOSUPPORT}
+	if err := refusedWith(unix.EAFNOSUPPORT, calls, same); err != nil {
+		t.Errorf("every call refused: %v", err)
+	}
+	mixed := []error{unix.EAFNOSUPPORT, nil, unix.EINVAL, unix.EPERM, unix.EINVAL, unix.EINVAL, unix.EAFNOSUPPORT}
+	err := refusedWith(unix.EAFNOSUPPORT, calls, mixed)
+	want := "5 of 7 calls reached the kernel, not the filter's EAFNOSUPPORT: b succeeded, c: invalid argument, d: operation not permitted, e: invalid argument and 1 more (invalid argument is the kernel's answer to the probe's flag bit)"
+	if err == nil || err.Error() != want {
+		t.Errorf("refusedWith = %v, want %s", err, want)
 	}
 }
