@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/warden"
 )
 
 // MinBwrap is the oldest bubblewrap whose flags the launcher uses
@@ -62,6 +64,12 @@ func Host(bwrap string, findErr error, realBinary string) []Finding {
 		default:
 			add(true, "bwrap", fmt.Sprintf("%s, version %d.%d.%d", bwrap, v[0], v[1], v[2]), "")
 		}
+	}
+
+	if err := warden.KernelSupports(); err != nil {
+		add(false, "kernel", err.Error(), "run the container on a host with a newer kernel")
+	} else {
+		add(true, "kernel", fmt.Sprintf("Linux %d.%d or later, as the warden needs", warden.MinKernel[0], warden.MinKernel[1]), "")
 	}
 
 	if v := read("/proc/sys/user/max_user_namespaces"); v == "0" {

@@ -19,7 +19,8 @@ import (
 // so that a noisy machine slows all alike: the real binary directly, bare
 // bwrap with the launcher's exact open-mode argv and filter, and the
 // launcher in each network mode (network = allowlist adds the network
-// namespace, net-init and both proxies; the credential proxy runs in both).
+// namespace and both proxies; init and the warden run in both, as does the
+// credential proxy).
 // It reports the ratios; the goals are launcher-open/bwrap <= 1.25 and
 // launcher-allowlist/bwrap <= 1.5.
 //
@@ -64,9 +65,10 @@ func BenchmarkLaunch(b *testing.B) {
 	// first), so the ratios measure the sandbox and not Claude's argument
 	// parsing: `claude --version` alone takes a fast path that any other
 	// argument leaves.
-	direct := func() *exec.Cmd { return exec.Command(sandbox.RealBinary, pr.Plan.Command[1:]...) }
+	direct := func() *exec.Cmd { return exec.Command(sandbox.RealBinary, pr.Plan.Claude[1:]...) }
+	// Bare bwrap runs Claude itself: no init, no warden, no proxies.
 	bare := func() *exec.Cmd {
-		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Command...)...)
+		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Claude...)...)
 		cmd.Env = []string{}
 		args, _ := os.Open(argsFile)
 		filter, _ := os.Open(filterFile)
@@ -112,6 +114,86 @@ func BenchmarkLaunch(b *testing.B) {
 	b.ReportMetric(float64(totals[1])/float64(totals[0]), "bwrap/direct")
 	b.ReportMetric(float64(totals[2])/float64(totals[1]), "launcher-open/bwrap")
 	b.ReportMetric(float64(totals[3])/float64(totals[1]), "launcher-allowlist/bwrap")
+}
+
+// BenchmarkNames times a shell that opens 20000 files with O_CREAT (new ones
+// and appends, the calls the warden carries out that programs make most)
+// inside the launcher's sandbox and inside bare bwrap with the same argv and
+// bwrap's filter only, interleaved in one run. It reports the ratio and the
+// warden's cost per call. The shell's redirections need no process each, so
+// the calls are most of the time measured.
+//
+//	go test -run '^$' -bench Names -benchtime 10x ./launcher/
+func BenchmarkNames(b *testing.B) {
+	bwrap, err := FindBwrap()
+	if err != nil {
+		b.Skipf("SKIPPING: %v", err)
+	}
+	const files = 10000
+	dir := b.TempDir()
+	launcherBin := buildBenchLauncher(b, dir)
+	ws := benchWorkspace(b, dir)
+	b.Chdir(ws)
+	real := filepath.Join(dir, "real-claude")
+	script := fmt.Sprintf(`#!/bin/sh
+rm -rf bench-work && mkdir bench-work && cd bench-work || exit 1
+i=0; while [ $i -lt %d ]; do : > f$i; echo x >> f$i; i=$((i+1)); done
+`, files)
+	must(b, os.WriteFile(real, []byte(script), 0o755))
+	conf := filepath.Join(dir, "open.conf")
+	must(b, os.WriteFile(conf, []byte("network = open\ncredentials = inside\n"), 0o644))
+	p := Default
+	p.Conf, p.RealBinary = conf, real
+	pr, err := Prepare(p, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	must(b, prepareHome(pr.Launch.Home))
+	argsFile := filepath.Join(dir, "args")
+	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.Args, "\x00")+"\x00"), 0o600))
+	filterFile := filepath.Join(dir, "seccomp")
+	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
+	bare := func() *exec.Cmd {
+		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Claude...)...)
+		cmd.Env = []string{}
+		args, _ := os.Open(argsFile)
+		filter, _ := os.Open(filterFile)
+		status, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		cmd.ExtraFiles = []*os.File{args, filter, status}
+		return cmd
+	}
+	viaLauncher := func() *exec.Cmd {
+		cmd := exec.Command(launcherBin)
+		cmd.Env = []string{"BENCH_CONF=" + conf, "BENCH_REAL=" + real}
+		return cmd
+	}
+	ways := []func() *exec.Cmd{bare, viaLauncher}
+	totals := make([]time.Duration, len(ways))
+	for _, w := range ways {
+		if out, err := w().CombinedOutput(); err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, w := range ways {
+			cmd := w()
+			start := time.Now()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v\n%s", err, out)
+			}
+			totals[j] += time.Since(start)
+			for _, f := range cmd.ExtraFiles {
+				f.Close()
+			}
+		}
+	}
+	b.StopTimer()
+	calls := 2*files + 1
+	b.ReportMetric(float64(totals[0].Microseconds())/1000/float64(b.N), "bwrap-ms/op")
+	b.ReportMetric(float64(totals[1].Microseconds())/1000/float64(b.N), "launcher-ms/op")
+	b.ReportMetric(float64(totals[1])/float64(totals[0]), "launcher/bwrap")
+	b.ReportMetric(float64((totals[1]-totals[0]).Microseconds())/float64(b.N)/float64(calls), "warden-us/call")
 }
 
 // BenchmarkSupervisorMemory measures the supervising launcher's peak

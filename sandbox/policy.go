@@ -84,7 +84,8 @@ type Plan struct {
 	Workspace string
 	Args      []string // bwrap options, written to the --args fd (they carry the environment)
 	Redacted  []string // Args with values copied from the caller shown as <passed>
-	Command   []string // what bwrap runs, after "--" on its command line
+	Command   []string // what bwrap runs, after "--" on its command line: init, then Claude
+	Claude    []string // the command init execs
 	Stubs     []Stub   // missing protected paths the launcher creates so they can be bound read-only
 	// Listen are the loopback addresses init opens inside the sandbox's
 	// network namespace and hands to the launcher: the egress proxy, then
@@ -271,8 +272,8 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 
 	plan.Args, plan.Redacted = b.args, b.redacted
 	plan.OutsideNames, plan.Private = outsideNames, private
-	claude := append([]string{filepath.Join(home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
-	plan.Command = InitCommand(plan.Listen, private, claude)
+	plan.Claude = append([]string{filepath.Join(home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
+	plan.Command = InitCommand(plan.Listen, private, plan.Claude)
 	return plan, nil
 }
 

@@ -1,7 +1,6 @@
 package warden
 
 import (
-	"errors"
 	"fmt"
 	"unsafe"
 
@@ -134,6 +133,9 @@ func program() []insn {
 // cannot restart a call the warden has already carried out (a Go program's
 // preemption signals would otherwise run a mkdir twice).
 func Install() (int, error) {
+	if err := KernelSupports(); err != nil {
+		return -1, err
+	}
 	prog := program()
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
@@ -146,9 +148,32 @@ func Install() (int, error) {
 			flags &^= unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV // before Linux 5.19
 			continue
 		}
-		if errors.Is(errno, unix.EINVAL) || errors.Is(errno, unix.ENOSYS) {
-			return -1, fmt.Errorf("this kernel has no seccomp user notification (Linux 5.9 or later is needed): %v", errno)
-		}
 		return -1, fmt.Errorf("cannot install the warden's filter: %v", errno)
 	}
+}
+
+// MinKernel is the oldest Linux whose seccomp notifications can install a
+// descriptor as a call's answer in one step (SECCOMP_ADDFD_FLAG_SEND).
+var MinKernel = [2]int{5, 14}
+
+// KernelSupports reports whether the running kernel can host the warden.
+func KernelSupports() error {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return err
+	}
+	release := unix.ByteSliceToString(u.Release[:])
+	if !releaseAtLeast(release, MinKernel) {
+		return fmt.Errorf("the sandbox needs Linux %d.%d or later for its warden; this kernel is %s", MinKernel[0], MinKernel[1], release)
+	}
+	return nil
+}
+
+// releaseAtLeast compares a kernel release ("6.8.0-45-generic") with want.
+func releaseAtLeast(release string, want [2]int) bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(release, "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > want[0] || (major == want[0] && minor >= want[1])
 }

@@ -123,3 +123,14 @@ func TestCallTable(t *testing.T) {
 		}
 	}
 }
+
+func TestReleaseAtLeast(t *testing.T) {
+	for release, want := range map[string]bool{
+		"6.8.0-45-generic": true, "5.14.0-362.el9.x86_64": true, "5.13.19": false,
+		"4.18.0-553.el8_10.x86_64": false, "6.18.44-fc-v657": true, "10.0": true, "garbage": false,
+	} {
+		if got := releaseAtLeast(release, [2]int{5, 14}); got != want {
+			t.Errorf("releaseAtLeast(%q, 5.14) = %v, want %v", release, got, want)
+		}
+	}
+}

@@ -14,8 +14,8 @@ import (
 // A task is the thread a notification came from, seen through /proc of the
 // warden's PID namespace.
 type task struct {
-	tid  int
-	root int // O_PATH descriptor of the task's root
+	tid int
+	id  uint64 // the notification
 	// status holds the task's umask and its IDs in the sandbox's PID
 	// namespace; read on first use.
 	status *taskStatus
@@ -26,15 +26,10 @@ type taskStatus struct {
 	tgid, tid string // in the innermost PID namespace
 }
 
-func openTask(tid uint32) (*task, error) {
-	root, err := unix.Open(fmt.Sprintf("/proc/%d/root", tid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &task{tid: int(tid), root: root}, nil
+// root opens the task's root directory.
+func (t *task) root() (int, error) {
+	return unix.Open(fmt.Sprintf("/proc/%d/root", t.tid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 }
-
-func (t *task) close() { unix.Close(t.root) }
 
 // dir opens where a relative path of the task starts: its working directory
 // for AT_FDCWD, else its descriptor dirfd.

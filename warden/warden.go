@@ -56,7 +56,13 @@ type fileID struct{ dev, ino uint64 }
 // Warden answers one sandbox's notifications.
 type Warden struct {
 	listener int
-	outside  []Name
+	// root is the sandbox's root directory, the same for every task: none
+	// has the capability to chroot or to make a mount namespace. It is
+	// opened from the first task that asks, once that task is known to be
+	// the one that asked.
+	rootMu  sync.Mutex
+	root    int
+	outside []Name
 	private  map[uint64]bool
 	dirs     map[fileID]DirRule
 	// Refused, when set, hears of every refusal: the path as the warden
@@ -68,7 +74,7 @@ type Warden struct {
 // one that does not exist is an error, because its names could then be
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
-	w := &Warden{listener: listener, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]DirRule{}}
+	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]DirRule{}}
 	for _, d := range r.Private {
 		w.private[d] = true
 	}
@@ -94,7 +100,7 @@ func New(listener int, r Rules) (*Warden, error) {
 // kernel meanwhile, and the warden never needs more threads than this.
 const Workers = 8
 
-// Serve answers notifications until every task of the sandbox is gone.
+// Serve answers notifications; it returns only if the listener fails.
 func (w *Warden) Serve() {
 	var wg sync.WaitGroup
 	for range Workers {
@@ -120,22 +126,18 @@ func (w *Warden) work() {
 		w.fatal(err)
 		return
 	}
-	fds := []unix.PollFd{{Fd: int32(w.listener), Events: unix.POLLIN}}
+	// Each notification wakes one waiting worker. The workers wait until
+	// the launcher exits: a session's end is the launcher's.
 	for {
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if err == unix.EINTR {
-				continue
-			}
+		n, err := receive(w.listener)
+		switch {
+		case err == nil:
+			w.handle(n)
+		case err == unix.ENOENT || err == unix.EINTR:
+			// The task died before its call was received.
+		default:
 			return
 		}
-		if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
-			return // no task of the sandbox is left
-		}
-		n, err := receive(w.listener)
-		if err != nil {
-			continue // the task died, or another worker took it
-		}
-		w.handle(n)
 	}
 }
 
@@ -177,12 +179,7 @@ func (w *Warden) handle(n *notif) {
 		answer(w.listener, n.id, 0, unix.ENOSYS)
 		return
 	}
-	t, err := openTask(n.pid)
-	if err != nil {
-		answer(w.listener, n.id, 0, unix.EPERM)
-		return
-	}
-	defer t.close()
+	t := &task{tid: int(n.pid), id: n.id}
 	req := c.decode(n.args)
 	fd, errno := w.carryOut(n, t, req)
 	if errno == 0 && fd >= 0 {
@@ -255,12 +252,16 @@ func (w *Warden) carryOut(n *notif, t *task, req request) (int, unix.Errno) {
 		}
 		defer unix.Close(start2)
 	}
+	root, err := w.sandboxRoot(t)
+	if err != nil {
+		return -1, errnoOf(err)
+	}
 	// Everything the warden needs from the task is read: make sure it was
 	// read from the task that asked, not one that took its PID since.
 	if !valid(w.listener, n.id) {
 		return -1, unix.ENOENT
 	}
-	wk := &walker{root: t.root, self: t.ids}
+	wk := &walker{root: root, self: t.ids}
 	switch req.op {
 	case opOpen:
 		return w.open(n.id, t, wk, start, path, req)
@@ -274,6 +275,28 @@ func (w *Warden) carryOut(n *notif, t *task, req request) (int, unix.Errno) {
 		return -1, w.rename(wk, start2, path2, start, path, req)
 	}
 	return -1, unix.ENOSYS
+}
+
+// sandboxRoot returns the sandbox's root, opening it from t the first time.
+// Until the notification is known to be live, a root opened through t's
+// PID may belong to a process that took the PID since: it is kept only
+// once valid says the task that asked is still there.
+func (w *Warden) sandboxRoot(t *task) (int, error) {
+	w.rootMu.Lock()
+	defer w.rootMu.Unlock()
+	if w.root >= 0 {
+		return w.root, nil
+	}
+	root, err := t.root()
+	if err != nil {
+		return -1, err
+	}
+	if !valid(w.listener, t.id) {
+		unix.Close(root)
+		return -1, unix.ENOENT
+	}
+	w.root = root
+	return root, nil
 }
 
 // refuse returns why name may not be made in dir, or "".
@@ -470,12 +493,20 @@ func (w *Warden) openOnce(id uint64, t *task, wk *walker, start int, path string
 			return w.openFIFO(id, r, flags)
 		}
 	}
-	if e := setUmask(t); e != 0 {
-		return -1, e
-	}
 	if r.file >= 0 {
 		fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", r.file), flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW), 0)
 		return fd, errnoOf(err)
+	}
+	if statErr == nil && flags&unix.O_EXCL == 0 {
+		// An existing file is opened, not made: no umask to read. If it is
+		// gone meanwhile, it is made below, as the kernel would.
+		fd, err := unix.Openat(r.dir, r.name, flags&^unix.O_CREAT|unix.O_NOFOLLOW, 0)
+		if err != unix.ENOENT {
+			return fd, errnoOf(err)
+		}
+	}
+	if e := setUmask(t); e != 0 {
+		return -1, e
 	}
 	fd, err := unix.Openat(r.dir, r.name, flags|unix.O_NOFOLLOW, mode)
 	return fd, errnoOf(err)
