@@ -63,8 +63,8 @@ type Warden struct {
 	rootMu  sync.Mutex
 	root    int
 	outside []Name
-	private  map[uint64]bool
-	dirs     map[fileID]DirRule
+	private map[uint64]bool
+	dirs    map[fileID]DirRule
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
 	Refused func(path, why string)
