@@ -77,6 +77,15 @@ var redteamCases = []redteamCase{
 	{Name: "envrc", Category: "persist", Command: "echo 'touch /tmp/PLANTED' > .envrc 2>&1", Host: `grep -qs PLANTED "$WS/.envrc" && echo ESCAPED`},
 	{Name: "devcontainer", Category: "persist", Command: `echo '{"initializeCommand":"touch /tmp/PLANTED"}' > .devcontainer/devcontainer.json 2>&1`, Host: `grep -q PLANTED "$WS/.devcontainer/devcontainer.json" && echo ESCAPED`},
 	{Name: "git-move-aside", Category: "persist", Command: "mv .git .git-old 2>&1 && git init -q . 2>&1", Host: `[ -e "$WS/.git-old" ] && echo ESCAPED`},
+	// git outside enters every populated gitlink and runs its repository's
+	// core.fsmonitor: a new nested repository, added as a gitlink, runs the
+	// payload at the next `git status` outside.
+	{Name: "git-nested-gitlink", Category: "persist", Command: `rm -rf vendor/lib; mkdir -p vendor/lib && cd vendor/lib && git init -q 2>&1 && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m x 2>&1 && printf '[core]\n\tfsmonitor = "touch /tmp/claude-sandbox-rt-{{ID}}.fsmon #"\n' >> .git/config && cd ../.. && git add vendor/lib 2>&1`,
+		Host: `cd "$WS" && git -c safe.directory='*' status >/dev/null 2>&1; [ -e /tmp/claude-sandbox-rt-{{ID}}.fsmon ] && rm -f /tmp/claude-sandbox-rt-{{ID}}.fsmon && echo ESCAPED`},
+	// The same through a git file whose directory hides where git status
+	// shows nothing.
+	{Name: "git-file-hidden-dir", Category: "persist", Command: `rm -rf build/out; mkdir -p build/out && git init -q --separate-git-dir=.git/lost+found-{{ID}} build/out 2>&1; git init -q --separate-git-dir=build/.hidden-{{ID}} build/out 2>&1 && cd build/out && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m x 2>&1 && git config core.fsmonitor "touch /tmp/claude-sandbox-rt-{{ID}}.fsmon2 #" 2>&1 && cd ../.. && git add build/out 2>&1`,
+		Host: `cd "$WS" && git -c safe.directory='*' status >/dev/null 2>&1; [ -e /tmp/claude-sandbox-rt-{{ID}}.fsmon2 ] && rm -f /tmp/claude-sandbox-rt-{{ID}}.fsmon2 && echo ESCAPED`},
 	{Name: "marker-file", Category: "forge the marker", Command: "mkdir -p /run/claude-sandbox 2>&1 && touch /run/claude-sandbox/inside 2>&1 || sudo -n sh -c 'mkdir -p /run/claude-sandbox && touch /run/claude-sandbox/inside' 2>&1", Host: `[ -e /run/claude-sandbox/inside ] && echo ESCAPED`},
 	{Name: "profile-forge", Category: "forge the marker", Command: "echo 'export IS_SANDBOX=1 CLAUDE_SANDBOX_ALLOW_WRITE=/' >> ~/.profile 2>&1", Host: `grep -q CLAUDE_SANDBOX_ALLOW_WRITE "$HOME_DIR/.profile" && echo ESCAPED`},
 	{Name: "sudo-capabilities", Category: "gain privileges", Command: "sudo -n grep CapEff /proc/self/status 2>&1; grep CapEff /proc/self/status", Shows: regexp.MustCompile(`CapEff:\s*0*[1-9a-f]`)},
