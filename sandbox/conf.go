@@ -27,7 +27,7 @@ type Conf struct {
 	WorkspaceRoot string // workspace-root: the writable workspace; empty means discover it
 	AllowWrite    []Line // allow-write: extra absolute paths bound read-write
 	// allow-write-executable: as allow-write, for paths whose contents run
-	// outside the sandbox later; the admin accepts that risk (ADR 0012)
+	// outside the sandbox later; the admin accepts that risk (ADR 0013)
 	AllowWriteExecutable []Line
 	SandboxCache         []Line   // sandbox-cache: home-relative directories kept between sessions, seen only inside
 	PassEnv              []Line   // pass-env: extra variable names passed into the sandbox

@@ -167,7 +167,7 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	}
 	protect = append(protect, derived...)
 	// Sandbox caches: home paths kept between sessions in a directory only
-	// the sandbox uses (ADR 0012).
+	// the sandbox uses (ADR 0013).
 	var caches []string
 	for _, sc := range c.SandboxCache {
 		dir := CacheDir(home, ws, sc.Value)

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// What allow-write and allow-write-executable may bind read-write (ADR 0012).
+// What allow-write and allow-write-executable may bind read-write (ADR 0013).
 // A path refused as defeating the sandbox is refused under both keys. A
 // path refused as feeding code out (what lives there runs outside the
 // sandbox later: a home's toolchains and caches, installed software, a
