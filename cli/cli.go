@@ -162,8 +162,8 @@ func doctorCmd(p launcher.Paths, args, environ []string, stdout, stderr io.Write
 	} else if _, err := os.Stat(p.Conf); err != nil {
 		findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: p.Conf + " is absent: the defaults apply"})
 	} else {
-		findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: fmt.Sprintf("%s parses (%d allow-write, %d pass-env, %d protect, %d share-home, %d append-path, no-forge=%v)",
-			p.Conf, len(c.AllowWrite), len(c.PassEnv), len(c.Protect), len(c.ShareHome), len(c.AppendPath), c.NoForge)})
+		findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: fmt.Sprintf("%s parses (%d allow-write, %d allow-write-executable, %d sandbox-cache, %d pass-env, %d protect, %d share-home, %d append-path, no-forge=%v)",
+			p.Conf, len(c.AllowWrite), len(c.AllowWriteExecutable), len(c.SandboxCache), len(c.PassEnv), len(c.Protect), len(c.ShareHome), len(c.AppendPath), c.NoForge)})
 	}
 	if _, err := launcher.Prepare(p, nil, environ); err != nil {
 		findings = append(findings, doctor.Finding{Name: "launch from here", Detail: err.Error()})
@@ -196,6 +196,8 @@ func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.SkipProbe, "skip-probe", false, "do not require that a sandbox starts here (image builds)")
 	fs.StringVar(&o.Conf.WorkspaceRoot, "workspace-root", "", "conf workspace-root `PATH`")
 	fs.Var((*listFlag)(&o.Conf.AllowWrite), "allow-write", "conf allow-write `PATH` (repeatable)")
+	fs.Var((*listFlag)(&o.Conf.AllowWriteExecutable), "allow-write-executable", "conf allow-write-executable `PATH`: writable although what it holds runs outside the sandbox (repeatable)")
+	fs.Var((*listFlag)(&o.Conf.SandboxCache), "sandbox-cache", "conf sandbox-cache `RELPATH`: a home directory kept between sessions, only the sandbox's (repeatable)")
 	fs.Var((*listFlag)(&o.Conf.PassEnv), "pass-env", "conf pass-env `NAME` (repeatable)")
 	fs.Var((*listFlag)(&o.Conf.Protect), "protect", "conf protect `RELPATH` (repeatable)")
 	fs.Var((*listFlag)(&o.Conf.ShareHome), "share-home", "conf share-home `RELPATH` (repeatable)")
@@ -223,7 +225,7 @@ func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 
 // promoteFlags are the flags of promote that set the feature's options,
 // by the feature's option name.
-var promoteFlags = map[string]string{"allow-write": "allowWrite", "pass-env": "passEnv", "protect": "protect", "allow-domain": "allowDomain", "allow-ip": "allowIp"}
+var promoteFlags = map[string]string{"allow-write": "allowWrite", "allow-write-executable": "allowWriteExecutable", "sandbox-cache": "sandboxCache", "pass-env": "passEnv", "protect": "protect", "allow-domain": "allowDomain", "allow-ip": "allowIp"}
 
 // promoteCmd runs promote, or with --check reports drift: exit 0 when the
 // target is current, 1 when it differs, 2 when it cannot be checked.

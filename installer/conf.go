@@ -90,6 +90,8 @@ func (c ConfOptions) values() [][2]string {
 	}{
 		{"workspace-root", optional(c.WorkspaceRoot)},
 		{"allow-write", c.AllowWrite},
+		{"allow-write-executable", c.AllowWriteExecutable},
+		{"sandbox-cache", c.SandboxCache},
 		{"pass-env", c.PassEnv},
 		{"protect", c.Protect},
 		{"share-home", c.ShareHome},

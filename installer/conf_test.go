@@ -11,7 +11,7 @@ import (
 // value that the template stamps, in its order.
 func TestValuesAreTheTemplatesLines(t *testing.T) {
 	c := ConfOptions{
-		WorkspaceRoot: "/w", AllowWrite: []string{"/a", "/b"}, PassEnv: []string{"E"}, Protect: []string{"p/"},
+		WorkspaceRoot: "/w", AllowWrite: []string{"/a", "/b"}, AllowWriteExecutable: []string{"/x"}, SandboxCache: []string{"go/pkg/mod"}, PassEnv: []string{"E"}, Protect: []string{"p/"},
 		ShareHome: []string{".h"}, AppendPath: []string{"/bin2"}, NoForge: true, Network: "open",
 		AllowDomain: []string{"example.com", "*.example.org:8443"}, AllowIP: []string{"10.0.0.0/8"}, Credentials: "inside",
 	}

@@ -53,15 +53,19 @@ type Options struct {
 type ConfOptions struct {
 	WorkspaceRoot string
 	AllowWrite    []string
-	PassEnv       []string
-	Protect       []string
-	ShareHome     []string
-	AppendPath    []string
-	NoForge       bool
-	Network       string // open or allowlist; "" writes no line
-	AllowDomain   []string
-	AllowIP       []string
-	Credentials   string // proxy or inside; "" writes no line
+	// AllowWriteExecutable are paths whose contents run outside the sandbox
+	// later, bound read-write all the same: the admin accepts that risk.
+	AllowWriteExecutable []string
+	SandboxCache         []string
+	PassEnv              []string
+	Protect              []string
+	ShareHome            []string
+	AppendPath           []string
+	NoForge              bool
+	Network              string // open or allowlist; "" writes no line
+	AllowDomain          []string
+	AllowIP              []string
+	Credentials          string // proxy or inside; "" writes no line
 }
 
 type run struct {

@@ -60,7 +60,7 @@ func LoadConf(path string) (*sandbox.Conf, error) {
 // UserHome is the calling user's home from the passwd database, with
 // symlinks resolved.
 func UserHome(p Paths) (string, error) {
-	u, err := passwdEntry(p.Passwd, os.Getuid())
+	u, _, err := readPasswd(p.Passwd, os.Getuid())
 	if err != nil {
 		return "", err
 	}
@@ -76,7 +76,7 @@ func resolveHome(home string) string {
 
 // Facts gathers what the policy needs about this launch.
 func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
-	u, err := passwdEntry(p.Passwd, os.Getuid())
+	u, homes, err := readPasswd(p.Passwd, os.Getuid())
 	if err != nil {
 		return sandbox.Launch{}, err
 	}
@@ -93,7 +93,7 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 	if err != nil {
 		return sandbox.Launch{}, fmt.Errorf("cannot find the launcher's own binary: %v", err)
 	}
-	l := sandbox.Launch{User: u.name, Home: home, Shell: shell, Cwd: cwd, Environ: environ, Args: args, RealBinary: p.RealBinary, Masks: p.Masks, Launcher: self}
+	l := sandbox.Launch{User: u.name, Home: home, Homes: homes, Shell: shell, Cwd: cwd, Environ: environ, Args: args, RealBinary: p.RealBinary, Masks: p.Masks, Launcher: self}
 	if l.Masks == nil {
 		for _, d := range sandbox.MaskedDirs {
 			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
@@ -115,21 +115,30 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 
 type passwd struct{ name, home, shell string }
 
-// passwdEntry reads /etc/passwd directly: os/user without cgo falls back to
-// $HOME and $USER, which the caller controls.
-func passwdEntry(path string, uid int) (passwd, error) {
+// readPasswd returns uid's entry and every home the database names. It
+// reads /etc/passwd directly: os/user without cgo falls back to $HOME and
+// $USER, which the caller controls.
+func readPasswd(path string, uid int) (passwd, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return passwd{}, fmt.Errorf("cannot read %s: %v", path, err)
+		return passwd{}, nil, fmt.Errorf("cannot read %s: %v", path, err)
 	}
 	defer f.Close()
+	var u *passwd
+	var homes []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Split(sc.Text(), ":")
-		if len(fields) < 7 || fields[2] != strconv.Itoa(uid) {
+		if len(fields) < 7 {
 			continue
 		}
-		return passwd{name: fields[0], home: fields[5], shell: fields[6]}, nil
+		homes = append(homes, fields[5])
+		if u == nil && fields[2] == strconv.Itoa(uid) {
+			u = &passwd{name: fields[0], home: fields[5], shell: fields[6]}
+		}
 	}
-	return passwd{}, fmt.Errorf("uid %d has no entry in %s; the sandbox needs a named user with a home directory", uid, path)
+	if u == nil {
+		return passwd{}, nil, fmt.Errorf("uid %d has no entry in %s; the sandbox needs a named user with a home directory", uid, path)
+	}
+	return *u, homes, nil
 }

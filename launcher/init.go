@@ -24,7 +24,7 @@ import (
 //     0011);
 //  2. installs the warden's filter and hands its listener to the launcher,
 //     with the device numbers of the sandbox's own file systems (each
-//     --private DIR), where the warden lets any name be made (ADR 0013);
+//     --private DIR), where the warden lets any name be made (ADR 0014);
 //  3. waits until the launcher answers, and execs COMMAND (Claude).
 //
 // All of it happens before any code of Claude's runs, so what Init reports

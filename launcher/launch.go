@@ -138,6 +138,11 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if err := lock.createStubs(pr.Plan.Stubs); err != nil {
 		return 0, err
 	}
+	for _, dir := range pr.Plan.Caches {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return 0, fmt.Errorf("cannot create the sandbox cache %s: %v", dir, errors.Unwrap(err))
+		}
+	}
 	code, err := supervise(pr.Bwrap, pr.Plan, svc, stderr)
 	if svc.auth != nil {
 		if rerr := svc.auth.LastError(); rerr != nil {

@@ -34,7 +34,8 @@ const freshPostCreate = "#!/bin/sh\n# Run once when the dev container is created
 func installLine(options map[string]any) string {
 	line := `sudo sh "$(dirname "$0")/claude-sandbox-install.sh" --user "$(id -un)"`
 	flags := map[string]string{
-		"allowWrite": "--allow-write", "passEnv": "--pass-env", "protect": "--protect",
+		"allowWrite": "--allow-write", "allowWriteExecutable": "--allow-write-executable", "sandboxCache": "--sandbox-cache",
+		"passEnv": "--pass-env", "protect": "--protect",
 		"allowDomain": "--allow-domain", "allowIp": "--allow-ip", "network": "--network", "credentials": "--credentials",
 	}
 	declared := features.EmbeddedOptions()

@@ -24,20 +24,24 @@ const ConfPath = "/etc/claude-sandbox.conf"
 // Conf is the parsed /etc/claude-sandbox.conf. Repeatable keys keep the order
 // in which the admin wrote them.
 type Conf struct {
-	WorkspaceRoot string   // workspace-root: the writable workspace; empty means discover it
-	AllowWrite    []Line   // allow-write: extra absolute paths bound read-write
-	PassEnv       []Line   // pass-env: extra variable names passed into the sandbox
-	Protect       []Line   // protect: extra workspace-relative paths kept read-only
-	ShareHome     []Line   // share-home: home-relative paths bound read-only into the tmpfs home
-	AppendPath    []Line   // append-path: absolute directories appended to PATH after the system ones
-	NoForge       bool     // no-forge: forge tokens and forge CLI config never enter
-	Network       string   // network: "open" or "allowlist"; empty means the default, allowlist
-	AllowDomain   []Line   // allow-domain: HOST[:PORT] the allowlist proxy lets through
-	AllowIP       []Line   // allow-ip: IP or CIDR the allowlist proxy may reach although not public
-	Credentials   string   // credentials: "proxy" or "inside"; empty means the default, proxy
-	Source        string   // file name used in error messages
-	workspaceLine int      // line of workspace-root, for error messages
-	seen          []string // single-valued keys already set
+	WorkspaceRoot string // workspace-root: the writable workspace; empty means discover it
+	AllowWrite    []Line // allow-write: extra absolute paths bound read-write
+	// allow-write-executable: as allow-write, for paths whose contents run
+	// outside the sandbox later; the admin accepts that risk (ADR 0013)
+	AllowWriteExecutable []Line
+	SandboxCache         []Line   // sandbox-cache: home-relative directories kept between sessions, seen only inside
+	PassEnv              []Line   // pass-env: extra variable names passed into the sandbox
+	Protect              []Line   // protect: extra workspace-relative paths kept read-only
+	ShareHome            []Line   // share-home: home-relative paths bound read-only into the tmpfs home
+	AppendPath           []Line   // append-path: absolute directories appended to PATH after the system ones
+	NoForge              bool     // no-forge: forge tokens and forge CLI config never enter
+	Network              string   // network: "open" or "allowlist"; empty means the default, allowlist
+	AllowDomain          []Line   // allow-domain: HOST[:PORT] the allowlist proxy lets through
+	AllowIP              []Line   // allow-ip: IP or CIDR the allowlist proxy may reach although not public
+	Credentials          string   // credentials: "proxy" or "inside"; empty means the default, proxy
+	Source               string   // file name used in error messages
+	workspaceLine        int      // line of workspace-root, for error messages
+	seen                 []string // single-valued keys already set
 }
 
 // Line is one value of a repeatable key together with where it was written,
@@ -73,8 +77,8 @@ const (
 // recognised so its refusal can point at its replacement.
 var (
 	valueKeys = map[string]bool{
-		"workspace-root": true, "allow-write": true, "pass-env": true,
-		"protect": true, "share-home": true, "append-path": true,
+		"workspace-root": true, "allow-write": true, "allow-write-executable": true, "sandbox-cache": true,
+		"pass-env": true, "protect": true, "share-home": true, "append-path": true,
 		"network": true, "allow-domain": true, "allow-ip": true, "credentials": true,
 	}
 	flagKeys    = map[string]bool{"no-forge": true}
@@ -126,6 +130,9 @@ func ParseConf(name string, r io.Reader) (*Conf, error) {
 	if err := sc.Err(); err != nil {
 		return nil, &ConfError{File: name, Msg: err.Error()}
 	}
+	if err := c.checkCaches(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -171,6 +178,22 @@ func (c *Conf) set(key, value string, line int) error {
 			return fmt.Errorf("allow-write: %v", err)
 		}
 		c.AllowWrite = append(c.AllowWrite, Line{value, line})
+	case "allow-write-executable":
+		if err := checkAbs(value); err != nil {
+			return fmt.Errorf("allow-write-executable: %v", err)
+		}
+		c.AllowWriteExecutable = append(c.AllowWriteExecutable, Line{value, line})
+	case "sandbox-cache":
+		if err := checkRel(value); err != nil {
+			return fmt.Errorf("sandbox-cache: %v (a directory in the home, such as go/pkg/mod)", err)
+		}
+		rel := strings.TrimSuffix(value, "/")
+		for _, p := range claudeHome {
+			if within(p, rel) || within(rel, p) {
+				return fmt.Errorf("sandbox-cache: %q would hide ~/%s, which the sandbox binds itself", value, p)
+			}
+		}
+		c.SandboxCache = append(c.SandboxCache, Line{value, line})
 	case "append-path":
 		if err := checkAbs(value); err != nil {
 			return fmt.Errorf("append-path: %v", err)
@@ -197,6 +220,29 @@ func (c *Conf) set(key, value string, line int) error {
 			return fmt.Errorf("share-home: %v", err)
 		}
 		c.ShareHome = append(c.ShareHome, Line{value, line})
+	}
+	return nil
+}
+
+// checkCaches refuses a sandbox-cache inside another one or overlapping a
+// share-home entry: one mount would hide the other, and a cache's directory
+// would hold the other's mount point.
+func (c *Conf) checkCaches() error {
+	for i, sc := range c.SandboxCache {
+		rel := strings.TrimSuffix(sc.Value, "/")
+		fail := func(what string, other Line) error {
+			return &ConfError{File: c.Source, Line: sc.Line, Msg: fmt.Sprintf("sandbox-cache: %q overlaps %s = %s (line %d); give directories that do not contain each other", sc.Value, what, other.Value, other.Line)}
+		}
+		for _, other := range c.SandboxCache[:i] {
+			if o := strings.TrimSuffix(other.Value, "/"); within(o, rel) || within(rel, o) {
+				return fail("sandbox-cache", other)
+			}
+		}
+		for _, sh := range c.ShareHome {
+			if o := strings.TrimSuffix(sh.Value, "/"); within(o, rel) || within(rel, o) {
+				return fail("share-home", sh)
+			}
+		}
 	}
 	return nil
 }

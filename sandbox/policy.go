@@ -52,18 +52,12 @@ var notWorkspaces = []string{"/", "/var", "/home", "/root", "/tmp", "/var/tmp", 
 // The launcher creates them if missing so they can be bound.
 var ClaudeReadOnly = []string{".claude/settings.json", ".claude/hooks", ".claude/plugins"}
 
-// homeNeverWritable are home entries an allow-write line may not expose:
-// they run code outside the sandbox or hold Claude's hooks.
-var homeNeverWritable = []string{
-	".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".config",
-	".ssh", ".gitconfig", ".local/bin", ".claude/settings.json", ".claude/hooks", ".claude/plugins", ".claude/ide", ".cache/claude-sandbox",
-}
-
 // Launch holds the facts of one launch. Paths are absolute with symlinks
 // resolved.
 type Launch struct {
 	User    string   // from the passwd database, never the environment
 	Home    string   // from the passwd database
+	Homes   []string // every home the passwd database names, as it names them
 	Shell   string   // from the passwd database
 	Cwd     string   // the kernel's idea of the working directory
 	Environ []string // the caller's environment
@@ -87,13 +81,14 @@ type Plan struct {
 	Command   []string // what bwrap runs, after "--" on its command line: init, then Claude
 	Claude    []string // the command init execs
 	Stubs     []Stub   // missing protected paths the launcher creates so they can be bound read-only
+	Caches    []string // the sandbox-cache directories outside, which the launcher creates if missing
 	// Listen are the loopback addresses init opens inside the sandbox's
 	// network namespace and hands to the launcher: the egress proxy, then
 	// the credential proxy. Empty in open mode.
 	Listen []string
 	Egress *egress.Policy // what the egress proxy lets through; nil in open mode
 	// NameRules are names the sandbox may not create in a directory, because
-	// a program outside would obey a file of that name there (ADR 0013).
+	// a program outside would obey a file of that name there (ADR 0014).
 	NameRules []NameRule
 	// OutsideNames are never created where the outside can see them, and
 	// Private are the sandbox's own file systems, where they may be.
@@ -210,12 +205,34 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 		return nil, err
 	}
 	protect = append(protect, derived...)
-	for _, aw := range c.AllowWrite {
-		p, err := checkAllowWrite(aw.Value, ws, home, protect, map[string]string{c.Source: "the conf", l.RealBinary: "the real Claude Code binary"})
-		if err != nil {
-			return nil, &ConfError{File: c.Source, Line: aw.Line, Msg: fmt.Sprintf("allow-write = %s %v", aw.Value, err)}
+	// Sandbox caches: home paths kept between sessions in a directory only
+	// the sandbox uses (ADR 0013).
+	var caches []string
+	for _, sc := range c.SandboxCache {
+		dir := CacheDir(home, ws, sc.Value)
+		b.add("--bind", dir, filepath.Join(home, strings.TrimSuffix(sc.Value, "/")))
+		caches = append(caches, dir)
+	}
+	w := &writeCheck{ws: ws, home: home, passwdHomes: l.Homes, protect: protect, caches: c.SandboxCache,
+		product: map[string]string{c.Source: "the conf", l.RealBinary: "the real Claude Code binary"}}
+	for _, d := range c.AppendPath {
+		if r, err := filepath.EvalSymlinks(d.Value); err == nil {
+			w.path = append(w.path, r)
 		}
-		b.add("--bind", p, p)
+		w.path = append(w.path, d.Value)
+	}
+	for _, k := range []struct {
+		key        string
+		lines      []Line
+		executable bool
+	}{{"allow-write", c.AllowWrite, false}, {"allow-write-executable", c.AllowWriteExecutable, true}} {
+		for _, aw := range k.lines {
+			p, err := w.check(aw.Value, k.executable)
+			if err != nil {
+				return nil, &ConfError{File: c.Source, Line: aw.Line, Msg: fmt.Sprintf("%s = %s %v", k.key, aw.Value, err)}
+			}
+			b.add("--bind", p, p)
+		}
 	}
 
 	b.add("--bind", ws, ws)
@@ -223,7 +240,7 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Workspace: ws}
+	plan := &Plan{Workspace: ws, Caches: caches}
 	for _, m := range mounts {
 		switch m.kind {
 		case pin:
@@ -369,51 +386,6 @@ func gitTop(dir string) string {
 			return dir
 		}
 	}
-}
-
-func checkAllowWrite(p, ws, home string, protect []string, product map[string]string) (string, error) {
-	resolved, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", fmt.Errorf("cannot be used: %v", errors.Unwrap(err))
-	}
-	var why []string // every reason, the most basic first
-	if resolved == "/" || contains(notWorkspaces, resolved) || underAny(resolved, systemDirs) {
-		why = append(why, "is a system directory")
-	}
-	if within(resolved, home) {
-		why = append(why, "is your home or contains it")
-	}
-	if within(resolved, ws) {
-		why = append(why, "is the workspace or contains it")
-	}
-	for _, h := range homeNeverWritable {
-		if hp := filepath.Join(home, h); within(resolved, hp) || within(hp, resolved) {
-			why = append(why, fmt.Sprintf("exposes %s, which runs code outside the sandbox or holds Claude's hooks", hp))
-		}
-	}
-	for _, prot := range protect {
-		if pp := filepath.Join(ws, strings.TrimSuffix(prot, "/")); within(pp, resolved) || within(resolved, pp) {
-			why = append(why, fmt.Sprintf("is or holds the protected %s", pp))
-		}
-	}
-	files := make([]string, 0, len(product))
-	for file := range product {
-		files = append(files, file)
-	}
-	sort.Strings(files)
-	for _, file := range files {
-		if within(resolved, file) {
-			why = append(why, fmt.Sprintf("holds %s, %s", file, product[file]))
-		}
-	}
-	if len(why) == 0 {
-		return resolved, nil
-	}
-	msg := "would defeat the sandbox: it " + why[0]
-	if resolved != p {
-		msg += fmt.Sprintf(" (it resolves to %s)", resolved)
-	}
-	return "", errors.New(msg)
 }
 
 // Stub is a protected path that is missing at launch. The launcher creates

@@ -115,34 +115,76 @@ func TestProtections(t *testing.T) {
 	}
 }
 
-func TestCheckAllowWrite(t *testing.T) {
+func TestWriteCheck(t *testing.T) {
 	root := t.TempDir()
-	for _, d := range []string{"home/.ssh", "proj/.git", "proj2", "cache"} {
+	for _, d := range []string{"home/.ssh", "home/go/pkg/mod", "proj/.git", "proj2", "cache", "other/.cargo", "repo/.git", "repo/build", "venv/lib", "tools/bin"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	for _, f := range []string{"home/.bashrc", "venv/pyvenv.cfg"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	home, ws := filepath.Join(root, "home"), filepath.Join(root, "proj")
-	product := map[string]string{"/etc/claude-sandbox.conf": "the conf"}
+	w := &writeCheck{ws: ws, home: home, passwdHomes: []string{filepath.Join(root, "other"), "/", "/bin", "/nonexistent"}, protect: DefaultProtect,
+		path: []string{filepath.Join(root, "tools/bin")}, product: map[string]string{"/etc/claude-sandbox.conf": "the conf"}}
 	tests := []struct {
-		path string
-		ok   bool
+		path           string
+		ok, executable bool // accepted by allow-write, by allow-write-executable
 	}{
-		{filepath.Join(root, "cache"), true},
-		{filepath.Join(root, "proj2"), true}, // a sibling whose name starts with the workspace's
-		{filepath.Join(root, "proj"), false},
-		{filepath.Join(root, "proj/.git"), false},
-		{root, false},
-		{home, false},
-		{filepath.Join(home, ".ssh"), false},
-		{"/etc", false},
-		{"/usr/local", false},
-		{"/", false},
+		{filepath.Join(root, "cache"), true, true},
+		{filepath.Join(root, "proj2"), true, true}, // a sibling whose name starts with the workspace's
+		{filepath.Join(root, "proj"), false, false},
+		{filepath.Join(root, "proj/.git"), false, false},
+		{root, false, false},
+		{home, false, false},
+		{filepath.Join(home, ".ssh"), false, false},
+		{filepath.Join(home, ".bashrc"), false, false},
+		{filepath.Join(home, "go/pkg/mod"), false, true},
+		{filepath.Join(root, "other"), false, false},
+		{filepath.Join(root, "other/.cargo"), false, true},
+		{filepath.Join(root, "repo/build"), false, true},
+		{filepath.Join(root, "venv/lib"), false, true},
+		{filepath.Join(root, "tools"), false, true},
+		{"/etc", false, false},
+		{"/usr/local", false, false},
+		{"/", false, false},
 	}
 	for _, tt := range tests {
-		_, err := checkAllowWrite(tt.path, ws, home, DefaultProtect, product)
-		if (err == nil) != tt.ok {
-			t.Errorf("checkAllowWrite(%s) = %v, want ok=%v", tt.path, err, tt.ok)
+		for _, executable := range []bool{false, true} {
+			want := tt.ok
+			if executable {
+				want = tt.executable
+			}
+			if _, err := w.check(tt.path, executable); (err == nil) != want {
+				t.Errorf("check(%s, executable=%v) = %v, want ok=%v", tt.path, executable, err, want)
+			}
+		}
+	}
+}
+
+// Homes and the roots of software outside them feed code out by their
+// place alone, whether or not they exist here.
+func TestFeedsCodeOut(t *testing.T) {
+	w := &writeCheck{ws: "/w/proj", home: "/u/me", passwdHomes: []string{"/srv/jenkins", "/u/me"}}
+	tests := []struct{ path, want string }{
+		{"/u/me/.cargo/registry", "is in your home /u/me,"},
+		{"/srv/jenkins/.m2", "is in the home /srv/jenkins,"},
+		{"/home/bob/.npm", "is in the home /home/bob,"},
+		{"/root/.cache/pip", "is in the home /root,"},
+		{"/opt/venv", "is in /opt,"},
+		{"/go/pkg/mod", "is in /go,"},
+		{"/var/cache/ccache", "is in /var/cache,"},
+		{"/nix/store", "is in /nix,"},
+		{"/snap/bin", "is in /snap,"},
+		{"/srv/scratch-claude-sandbox-test", ""},
+	}
+	for _, tt := range tests {
+		got := w.feedsCodeOut(tt.path)
+		if (tt.want == "") != (got == "") || !strings.HasPrefix(got, tt.want) {
+			t.Errorf("feedsCodeOut(%s) = %q, want it to start with %q", tt.path, got, tt.want)
 		}
 	}
 }

@@ -28,7 +28,8 @@ type redteamCase struct {
 	Host           string         // or a host check, with $HOME_DIR and $WS set
 	// ByDesign names the runs whose conf lets this in by the admin's choice
 	// ("open": network = open; "inside": network = open and credentials =
-	// inside), with why.
+	// inside; "exec": allow-write-executable of the user's Go module
+	// cache), with why.
 	ByDesign map[string]string
 }
 
@@ -36,6 +37,7 @@ var (
 	openNetwork = map[string]string{"open": "network = open: the container's network, by the admin's choice",
 		"inside": "network = open: the container's network, by the admin's choice"}
 	loginInside = map[string]string{"inside": "credentials = inside: the login enters, by the admin's choice"}
+	sharedCache = map[string]string{"exec": "allow-write-executable = ~/go/pkg/mod: the cache outside, by the admin's choice"}
 )
 
 var redteamCases = []redteamCase{
@@ -76,6 +78,7 @@ var redteamCases = []redteamCase{
 	{Name: "vscode-task", Category: "persist", Command: `mkdir -p .vscode 2>&1; echo '{"tasks":[{"label":"x","command":"touch /tmp/PLANTED","runOptions":{"runOn":"folderOpen"}}]}' > .vscode/tasks.json 2>&1`, Host: `[ -e "$WS/.vscode/tasks.json" ] && echo ESCAPED`},
 	{Name: "envrc", Category: "persist", Command: "echo 'touch /tmp/PLANTED' > .envrc 2>&1", Host: `grep -qs PLANTED "$WS/.envrc" && echo ESCAPED`},
 	{Name: "devcontainer", Category: "persist", Command: `echo '{"initializeCommand":"touch /tmp/PLANTED"}' > .devcontainer/devcontainer.json 2>&1`, Host: `grep -q PLANTED "$WS/.devcontainer/devcontainer.json" && echo ESCAPED`},
+	{Name: "module-cache", Category: "persist", Command: "mkdir -p ~/go/pkg/mod/example.com/evil@v1.0.0 2>&1 && echo 'package evil // PLANTED, runs in the next go build outside' > ~/go/pkg/mod/example.com/evil@v1.0.0/evil.go 2>&1", Host: `[ -e "$HOME_DIR/go/pkg/mod/example.com/evil@v1.0.0/evil.go" ] && echo ESCAPED`, ByDesign: sharedCache},
 	{Name: "git-move-aside", Category: "persist", Command: "mv .git .git-old 2>&1 && git init -q . 2>&1", Host: `[ -e "$WS/.git-old" ] && echo ESCAPED`},
 	// git outside enters every populated gitlink and runs its repository's
 	// core.fsmonitor: a new nested repository, added as a gitlink, runs the

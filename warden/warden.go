@@ -3,7 +3,7 @@
 // the policy lists per directory (sandbox.NameRule). Programs outside obey
 // files by their names (git enters any directory holding a `.git`); read-only
 // mounts can hold the names that exist at launch, but not the ones that do
-// not exist yet, anywhere in the workspace (ADR 0013).
+// not exist yet, anywhere in the workspace (ADR 0014).
 //
 // Every system call that creates a name reaches the warden through a seccomp
 // user notification (filter.go). The warden does not let the call go on: it

@@ -49,6 +49,8 @@ add_list() {
 }
 set_args=
 add_list --allow-write "${ALLOWWRITE:-}"
+add_list --allow-write-executable "${ALLOWWRITEEXECUTABLE:-}"
+add_list --sandbox-cache "${SANDBOXCACHE:-}"
 add_list --pass-env "${PASSENV:-}"
 add_list --protect "${PROTECT:-}"
 add_list --allow-domain "${ALLOWDOMAIN:-}"
