@@ -59,6 +59,8 @@ var checks = []check{
 	// The workspace and the mount table as a whole.
 	{"workspace-writable", workspaceWritable},
 	{"protected-paths-read-only", protectedPathsReadOnly},
+	{"git-dir-refused", gitDirRefused},
+	{"git-dir-private", gitDirPrivate},
 	{"planned-mounts", plannedMounts},
 	{"writable-mounts", writableMounts},
 
