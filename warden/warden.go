@@ -100,7 +100,7 @@ func New(listener int, r Rules) (*Warden, error) {
 // kernel meanwhile, and the warden never needs more threads than this.
 const Workers = 8
 
-// Serve answers notifications; it returns only if the listener fails.
+// Serve answers notifications until every task of the sandbox is gone.
 func (w *Warden) Serve() {
 	var wg sync.WaitGroup
 	for range Workers {
@@ -126,19 +126,27 @@ func (w *Warden) work() {
 		w.fatal(err)
 		return
 	}
-	// Each notification wakes one waiting worker. The workers wait until
-	// the launcher exits: a session's end is the launcher's.
+	// Each notification wakes one waiting worker.
 	for {
 		n, err := receive(w.listener)
 		switch {
 		case err == nil:
 			w.handle(n)
-		case err == unix.ENOENT || err == unix.EINTR:
+		case err == unix.EINTR:
+		case err == unix.ENOENT && !w.ended():
 			// The task died before its call was received.
 		default:
-			return
+			return // the listener failed, or no task of the sandbox is left
 		}
 	}
+}
+
+// ended reports whether every task the filter applied to is gone: the
+// listener then hangs up, and receive fails at once, for good.
+func (w *Warden) ended() bool {
+	fds := []unix.PollFd{{Fd: int32(w.listener), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 1 && fds[0].Revents&unix.POLLHUP != 0
 }
 
 // fatal stops the warden: every further call of the sandbox fails (the
