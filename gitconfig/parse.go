@@ -20,6 +20,7 @@ type Entry struct {
 	Value   string
 	NoValue bool // a key alone on its line: a boolean true, no value
 	Line    int  // the line the key is on
+	File    string
 }
 
 // Section is the part of the name before the first dot.
@@ -60,6 +61,9 @@ func Parse(file string, data []byte) ([]Entry, error) {
 	entries, ok := p.parse()
 	if !ok {
 		return nil, &SyntaxError{File: file, Line: p.line}
+	}
+	for i := range entries {
+		entries[i].File = file
 	}
 	return entries, nil
 }
