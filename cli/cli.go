@@ -134,6 +134,9 @@ func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) in
 	for _, st := range pr.Plan.Stubs {
 		fmt.Fprintf(stderr, "claude-sandbox: %s is missing; a launch creates it as a read-only stub and removes it afterwards\n", st.Path)
 	}
+	for _, r := range pr.Plan.NameRules {
+		fmt.Fprintf(stderr, "claude-sandbox: in %s the sandbox may not create %s: %s\n", r.Dir, strings.Join(r.Names, ", "), r.Why)
+	}
 	fmt.Fprintln(stdout, pr.Bwrap)
 	for _, a := range append(append(pr.Plan.Redacted, "--"), pr.Plan.Command...) {
 		fmt.Fprintln(stdout, a)

@@ -116,11 +116,11 @@ type gitScan struct {
 }
 
 const (
-	whyGitDir   = "git outside reads it in every git directory: configuration, hooks, other git directories, sequencer state"
-	whyGitFile  = "a .git file or link points there: git outside would use it as a repository"
-	whyCommon   = "a git directory's commondir points there: git outside would read its config and hooks"
-	whyIncluded = "git outside reads it as configuration (an include)"
-	whyHooks    = "git outside runs the hooks there (core.hooksPath)"
+	whyGitDir   = "what git outside reads in a git directory: configuration, hooks, other git directories, sequencer state"
+	whyGitFile  = "a .git file or link points there: git outside would use a repository made there"
+	whyCommon   = "a commondir points there: git outside would read config and hooks made there"
+	whyIncluded = "configuration git outside reads (an include)"
+	whyHooks    = "hooks git outside runs (core.hooksPath)"
 )
 
 // protectGit finds every git directory that git outside could enter from
@@ -248,7 +248,11 @@ func (s *gitScan) add(path, worktree string, top, stubEntries bool) {
 		if err != nil || len(b) == 0 {
 			continue
 		}
-		s.add(dir, filepath.Dir(strings.TrimSpace(string(b))), false, false)
+		dotGit := strings.TrimSpace(string(b)) // the worktree's .git file
+		if !filepath.IsAbs(dotGit) {
+			dotGit = filepath.Join(dir, dotGit) // worktree.useRelativePaths
+		}
+		s.add(dir, filepath.Dir(filepath.Clean(dotGit)), false, false)
 	}
 }
 
@@ -375,7 +379,7 @@ func (s *gitScan) named(e gitconfig.Entry, bases []string) {
 	if e.NoValue || e.Value == "" {
 		return
 	}
-	why := fmt.Sprintf("git outside runs what %s names (%s:%d)", e.Name, e.File, e.Line)
+	why := fmt.Sprintf("named by %s (%s:%d), which git outside runs", e.Name, e.File, e.Line)
 	switch e.Kind() {
 	case gitconfig.HooksDir:
 		for _, p := range s.resolve(e.Value, bases) {

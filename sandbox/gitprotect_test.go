@@ -122,14 +122,14 @@ func TestProtectGit(t *testing.T) {
 		"stub-dir vendor/lib/.githooks",
 		"stub-dir wt/.githooks",
 		"ro run.sh",
-		"rule : scripts (git outside runs what alias.x names)",
-		"rule : tools (git outside runs what core.fsmonitor names)",
-		"rule /sub: scripts (git outside runs what alias.x names)",
-		"rule /sub: tools (git outside runs what core.fsmonitor names)",
-		"rule /vendor/lib: scripts (git outside runs what alias.x names)",
-		"rule /vendor/lib: tools (git outside runs what core.fsmonitor names)",
-		"rule /wt: scripts (git outside runs what alias.x names)",
-		"rule /wt: tools (git outside runs what core.fsmonitor names)",
+		"rule : scripts (named by alias.x)",
+		"rule : tools (named by core.fsmonitor)",
+		"rule /sub: scripts (named by alias.x)",
+		"rule /sub: tools (named by core.fsmonitor)",
+		"rule /vendor/lib: scripts (named by alias.x)",
+		"rule /vendor/lib: tools (named by core.fsmonitor)",
+		"rule /wt: scripts (named by alias.x)",
+		"rule /wt: tools (named by core.fsmonitor)",
 	}
 	sort.Strings(want)
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -203,7 +203,7 @@ func TestProtectGitCases(t *testing.T) {
 	}, {
 		name:  "a command through a link",
 		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[core]\n\tfsmonitor = bin/fsmon\n", "ws/bin/fsmon": "->../tools/real", "ws/tools/real": ""},
-		want:  []string{"pin ws/.git", "pin ws/bin", "pin ws/tools", "ro ws/.git/config", "ro ws/tools/real", "rule ws/bin: fsmon (git outside runs what core.fsmonitor names)", "stub-dir ws/.git/hooks", "stub-dir ws/.git/modules", "stub-dir ws/.git/worktrees", "stub-file ws/.git/commondir"},
+		want:  []string{"pin ws/.git", "pin ws/bin", "pin ws/tools", "ro ws/.git/config", "ro ws/tools/real", "rule ws/bin: fsmon (named by core.fsmonitor)", "stub-dir ws/.git/hooks", "stub-dir ws/.git/modules", "stub-dir ws/.git/worktrees", "stub-file ws/.git/commondir"},
 	}, {
 		name:  "the repository above a workspace-root names files in it",
 		files: map[string]string{"repo/.git/HEAD": "", "repo/.git/config": "[core]\n\thooksPath = ws/hooks\n[include]\n\tpath = ../ws/x.inc\n", "repo/ws/": ""},
@@ -213,7 +213,7 @@ func TestProtectGitCases(t *testing.T) {
 		name:    "a global config named by GIT_CONFIG_GLOBAL, in the workspace",
 		files:   map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/hooks/": "", "ws/.git/modules/": "", "ws/.git/worktrees/": "", "ws/.git/commondir": ".", "ws/my.gitconfig": "[core]\n\tpager = ./pager.sh\n"},
 		environ: []string{"GIT_CONFIG_GLOBAL=$DIR/ws/my.gitconfig"},
-		want:    []string{"pin ws/.git", "ro ws/.git/commondir", "ro ws/.git/config", "ro ws/.git/hooks", "ro ws/.git/modules", "ro ws/.git/worktrees", "ro ws/my.gitconfig", "rule ws: pager.sh (git outside runs what core.pager names)"},
+		want:    []string{"pin ws/.git", "ro ws/.git/commondir", "ro ws/.git/config", "ro ws/.git/hooks", "ro ws/.git/modules", "ro ws/.git/worktrees", "ro ws/my.gitconfig", "rule ws: pager.sh (named by core.pager)"},
 	}, {
 		name:  "a repository in an allow-write path",
 		files: map[string]string{"ws/": "", "cache/dep/.git/HEAD": "", "cache/dep/.git/config": ""},
