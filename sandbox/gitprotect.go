@@ -128,9 +128,9 @@ const (
 // git configuration (read outside the sandbox's view) applies to every
 // repository; environ may name more configuration files (only more
 // protection follows from it).
-func protectGit(ws string, roots []string, home string, environ []string) (*gitHolds, error) {
+func protectGit(ws string, roots []string, home string, environ []string, walk *GitWalk) (*gitHolds, error) {
 	s := &gitScan{ws: ws, roots: roots, home: home, dirs: map[string]*gitDir{}}
-	found, err := findGitEntries(roots)
+	found, err := walk.find(roots)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,92 +70,26 @@ func TestFindGitEntries(t *testing.T) {
 	}
 }
 
-// BenchmarkFindGitEntries times the walk alone over two large trees: one of
-// 300k files in 30k directories, and a node_modules-like one (deeply
-// nested packages of small directories).
-//
-//	go test -run '^$' -bench FindGitEntries -benchtime 10x ./sandbox/
-func BenchmarkFindGitEntries(b *testing.B) {
-	dir := b.TempDir()
-	for _, tree := range []struct {
-		name  string
-		build func(string) (dirs, files int)
-	}{{"30k-dirs-300k-files", BuildWideTree}, {"node_modules", BuildNodeModulesTree}} {
-		root := filepath.Join(dir, tree.name)
-		dirs, files := tree.build(root)
-		b.Run(tree.name, func(b *testing.B) {
-			for range b.N {
-				if _, err := findGitEntries([]string{root}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(dirs), "dirs")
-			b.ReportMetric(float64(files), "files")
-		})
+func TestGitWalkKeepsOneWalk(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "a/.git"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// BuildWideTree makes 30 top directories of 1000 directories of 10 files
-// (300k files in 30k directories) with a repository's .git here and there.
-func BuildWideTree(root string) (dirs, files int) {
-	for i := range 30 {
-		for j := range 1000 {
-			d := filepath.Join(root, fmt.Sprintf("pkg%02d", i), fmt.Sprintf("mod%04d", j))
-			mustMkdir(d)
-			dirs++
-			for k := range 10 {
-				mustWrite(filepath.Join(d, fmt.Sprintf("f%d.go", k)))
-				files++
-			}
-		}
+	w := &GitWalk{}
+	first, err := w.find([]string{root})
+	if err != nil || len(first) != 1 {
+		t.Fatal(first, err)
 	}
-	mustMkdir(filepath.Join(root, ".git/hooks"))
-	mustMkdir(filepath.Join(root, "pkg07/mod0042/.git/hooks"))
-	return dirs, files
-}
-
-// BuildNodeModulesTree makes node_modules as npm leaves it: 1500 packages,
-// each with lib/, dist/ and test/ of small files, a third of them with a
-// nested node_modules of 5 more packages.
-func BuildNodeModulesTree(root string) (dirs, files int) {
-	var pkg func(dir string, depth int)
-	pkg = func(dir string, depth int) {
-		for _, sub := range []string{"lib/util", "dist/esm", "dist/cjs", "test"} {
-			mustMkdir(filepath.Join(dir, sub))
-			dirs++
-			for k := range 8 {
-				mustWrite(filepath.Join(dir, sub, fmt.Sprintf("m%d.js", k)))
-				files++
-			}
-		}
-		mustWrite(filepath.Join(dir, "package.json"))
-		files++
-		if depth == 0 {
-			return
-		}
-		for n := range 5 {
-			pkg(filepath.Join(dir, "node_modules", fmt.Sprintf("dep%d", n)), depth-1)
-		}
+	if err := os.MkdirAll(filepath.Join(root, "b/.git"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	for i := range 1500 {
-		depth := 0
-		if i%3 == 0 {
-			depth = 1
-		}
-		pkg(filepath.Join(root, "node_modules", fmt.Sprintf("p%04d", i)), depth)
+	if again, _ := w.find([]string{root}); len(again) != 1 {
+		t.Errorf("the same roots walked again: %v", again)
 	}
-	mustMkdir(filepath.Join(root, ".git/hooks"))
-	return dirs, files
-}
-
-func mustMkdir(p string) {
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		panic(err)
+	if other, _ := w.find([]string{root, t.TempDir()}); len(other) != 2 {
+		t.Errorf("other roots did not walk again: %v", other)
 	}
-}
-
-func mustWrite(p string) {
-	if err := os.WriteFile(p, nil, 0o644); err != nil {
-		panic(err)
+	if fresh, _ := (*GitWalk)(nil).find([]string{root}); len(fresh) != 2 {
+		t.Errorf("a nil GitWalk did not walk: %v", fresh)
 	}
 }

@@ -76,6 +76,9 @@ type Launch struct {
 	// the launcher proxies the credential; "" when it does not.
 	AuthToken string
 	AuthAddr  string // the credential proxy's address in open mode
+	// GitWalk, when set, keeps the walk for git repositories between plans
+	// of one launch; nil walks at every plan.
+	GitWalk *GitWalk
 }
 
 // Plan is everything needed to start the sandbox.
@@ -193,7 +196,7 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	}
 
 	b.add("--bind", ws, ws)
-	git, err := protectGit(ws, roots, home, l.Environ)
+	git, err := protectGit(ws, roots, home, l.Environ, l.GitWalk)
 	if err != nil {
 		return nil, err
 	}
