@@ -159,6 +159,7 @@ func doctorCmd(p launcher.Paths, args, environ []string, stdout, stderr io.Write
 	}
 	bwrap, findErr := launcher.FindBwrap()
 	findings = append(findings, doctor.Host(bwrap, findErr, p.RealBinary)...)
+	findings = append(findings, doctor.Git(environ)...)
 	if c, err := launcher.LoadConf(p.Conf); err != nil {
 		findings = append(findings, doctor.Finding{Name: "conf", Detail: err.Error(), Fix: "edit the line named above"})
 	} else if _, err := os.Stat(p.Conf); err != nil {
