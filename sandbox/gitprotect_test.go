@@ -220,6 +220,18 @@ func TestProtectGitCases(t *testing.T) {
 		roots: []string{"cache"},
 		want:  []string{"pin cache/dep", "pin cache/dep/.git", "ro cache/dep/.git/config", "stub-dir ws/.git"},
 	}, {
+		name: "a linked worktree outside the workspace includes a workspace file",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/hooks/": "", "ws/.git/modules/": "", "ws/.git/commondir": ".",
+			"ws/.git/worktrees/wt/HEAD": "", "ws/.git/worktrees/wt/commondir": "../..", "ws/.git/worktrees/wt/gitdir": "../../../../elsewhere/wt/.git",
+			"ws/.git/worktrees/wt/config.worktree": "[include]\n\tpath = ../../../wt.inc\n", "elsewhere/wt/.git": "gitdir: ../../ws/.git/worktrees/wt\n"},
+		want: []string{"pin ws/.git", "ro ws/.git/commondir", "ro ws/.git/config", "ro ws/.git/hooks", "ro ws/.git/modules", "ro ws/.git/worktrees", "rule ws: wt.inc (included)"},
+	}, {
+		name: "a submodule not checked out includes a workspace file",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/hooks/": "", "ws/.git/worktrees/": "", "ws/.git/commondir": ".",
+			"ws/.git/modules/lib/HEAD": "", "ws/.git/modules/lib/config": "[core]\n\tworktree = ../../../lib\n[include]\n\tpath = ../../../lib.inc\n[alias]\n\tx = !tools/x.sh\n"},
+		// Its working tree, from core.worktree, is where its alias runs.
+		want: []string{"pin ws/.git", "ro ws/.git/commondir", "ro ws/.git/config", "ro ws/.git/hooks", "ro ws/.git/modules", "ro ws/.git/worktrees", "rule ws: lib (named by alias.x)", "rule ws: lib.inc (included)"},
+	}, {
 		name:  "a bad line in a nested repository's config",
 		files: map[string]string{"ws/lib/.git/HEAD": "", "ws/lib/.git/config": "[core]\n\tfsmonitor = \"x\n"},
 		err:   "$DIR/ws/lib/.git/config:2: bad git config line (git refuses this file too)",
