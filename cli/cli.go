@@ -135,6 +135,9 @@ func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) in
 	for _, st := range pr.Plan.Stubs {
 		fmt.Fprintf(stderr, "claude-sandbox: %s is missing; a launch creates it as a read-only stub and removes it afterwards\n", st.Path)
 	}
+	for _, r := range pr.Plan.NameRules {
+		fmt.Fprintf(stderr, "claude-sandbox: in %s the sandbox may not create %s: %s\n", r.Dir, strings.Join(r.Names, ", "), r.Why)
+	}
 	fmt.Fprintln(stdout, pr.Bwrap)
 	for _, a := range append(append(pr.Plan.Redacted, "--"), pr.Plan.Command...) {
 		fmt.Fprintln(stdout, a)
@@ -157,6 +160,7 @@ func doctorCmd(p launcher.Paths, args, environ []string, stdout, stderr io.Write
 	}
 	bwrap, findErr := launcher.FindBwrap()
 	findings = append(findings, doctor.Host(bwrap, findErr, p.RealBinary)...)
+	findings = append(findings, doctor.Git(environ)...)
 	if c, err := launcher.LoadConf(p.Conf); err != nil {
 		findings = append(findings, doctor.Finding{Name: "conf", Detail: err.Error(), Fix: "edit the line named above"})
 	} else if _, err := os.Stat(p.Conf); err != nil {

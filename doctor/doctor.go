@@ -201,3 +201,57 @@ func status(field string) string {
 	}
 	return ""
 }
+
+// MinGit is the oldest git that honours safe.bareRepository.
+var MinGit = [3]int{2, 38, 0}
+
+// Git checks the git that runs outside the sandbox: it must refuse a bare
+// repository it finds by itself (safe.bareRepository = explicit, which the
+// installer sets in the system configuration), or a session could make one
+// anywhere in the workspace whose configuration the editor's or a shell
+// prompt's git then obeys (ADR 0015). environ is the caller's: git reads
+// the same configuration for it as for the user's own commands.
+func Git(environ []string) []Finding {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return []Finding{{OK: true, Name: "git", Detail: "not installed: no git outside to obey what a session writes"}}
+	}
+	var out []Finding
+	cmd := exec.Command(git, "--version")
+	cmd.Env = environ
+	outb, err := cmd.Output()
+	m := versionRE.FindStringSubmatch(string(outb))
+	switch {
+	case err != nil || m == nil:
+		out = append(out, Finding{Name: "git", Detail: fmt.Sprintf("%s does not report a version", git), Fix: "reinstall git from the distribution"})
+	default:
+		var v [3]int
+		for i := range v {
+			v[i], _ = strconv.Atoi(m[i+1])
+		}
+		if less(v, MinGit) {
+			out = append(out, Finding{Name: "git", Detail: fmt.Sprintf("%s is version %d.%d.%d, which ignores safe.bareRepository: git outside would use a bare repository a session made in the workspace, and run what its config names", git, v[0], v[1], v[2]),
+				Fix: fmt.Sprintf("install git %d.%d or newer", MinGit[0], MinGit[1])})
+		} else {
+			out = append(out, Finding{OK: true, Name: "git", Detail: fmt.Sprintf("%s, version %d.%d.%d", git, v[0], v[1], v[2])})
+		}
+	}
+	// From / no repository applies: only the system's and the user's files.
+	cmd = exec.Command(git, "config", "--show-origin", "--get-all", "safe.bareRepository")
+	cmd.Env, cmd.Dir = environ, "/"
+	outb, _ = cmd.Output()
+	lines := strings.Split(strings.TrimSpace(string(outb)), "\n")
+	origin, value, _ := strings.Cut(lines[len(lines)-1], "\t")
+	switch {
+	case value == "":
+		out = append(out, Finding{Name: "safe.bareRepository", Detail: "not set: git outside uses a bare repository it finds, which a session could make anywhere in the workspace",
+			Fix: "sudo claude-sandbox install (it sets safe.bareRepository = explicit in the system git configuration)"})
+	case value != "explicit":
+		file := strings.TrimPrefix(origin, "file:")
+		out = append(out, Finding{Name: "safe.bareRepository", Detail: fmt.Sprintf("%s sets it to %q, overriding the system's explicit: git outside uses a bare repository it finds, which a session could make anywhere in the workspace", file, value),
+			Fix: fmt.Sprintf("git config --file %s --unset-all safe.bareRepository", file)})
+	default:
+		out = append(out, Finding{OK: true, Name: "safe.bareRepository", Detail: "explicit (" + strings.TrimPrefix(origin, "file:") + "): git outside uses no bare repository it finds by itself"})
+	}
+	return out
+}

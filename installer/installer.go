@@ -258,6 +258,9 @@ func (in *run) plan(src *source) error {
 	if err := in.planManagedCommand(); err != nil {
 		return err
 	}
+	if err := in.planGitConfig(); err != nil {
+		return err
+	}
 	if err := in.planUserConfig(); err != nil {
 		return err
 	}

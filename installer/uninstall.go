@@ -63,5 +63,8 @@ func Uninstall(o Options, environ []string, out io.Writer) error {
 	if err := in.planCommandRemoval(); err != nil {
 		return err
 	}
+	if err := in.planGitConfigRemoval(); err != nil {
+		return err
+	}
 	return in.apply()
 }

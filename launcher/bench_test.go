@@ -301,3 +301,145 @@ func must(b *testing.B, err error) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkGitDiscovery measures what finding the workspace's git
+// repositories (a walk of the whole workspace for .git entries, ADR 0015)
+// costs a launch, against a bare launch in the same run: bwrap with the
+// launcher's argv starting /bin/true. It plans (Prepare: the conf, the
+// facts, the walk, the argv) in a small workspace and in two large ones,
+// 300k files in 30k directories and a node_modules of 1500 packages, and
+// reports each plan's time, the walk's share (a large plan minus the small
+// one) and its ratio to the bare launch. It needs bubblewrap:
+//
+//	go test -run '^$' -bench GitDiscovery -benchtime 10x ./launcher/
+func BenchmarkGitDiscovery(b *testing.B) {
+	bwrap, err := FindBwrap()
+	if err != nil {
+		b.Skipf("SKIPPING: %v", err)
+	}
+	real, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("SKIPPING: no true(1)")
+	}
+	dir := b.TempDir()
+	small := benchWorkspace(b, dir)
+	wide := filepath.Join(dir, "wide")
+	wideDirs, wideFiles := buildWideTree(b, wide)
+	nodeModules := filepath.Join(dir, "node-modules")
+	nmDirs, nmFiles := buildNodeModulesTree(b, nodeModules)
+	conf := filepath.Join(dir, "open.conf")
+	must(b, os.WriteFile(conf, []byte("network = open\ncredentials = inside\n"), 0o644))
+	p := Default
+	p.Conf, p.RealBinary = conf, real
+	environ := []string{"TERM=xterm"}
+	plan := func(ws string) *Prepared {
+		must(b, os.Chdir(ws))
+		pr, err := Prepare(p, nil, environ)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return pr
+	}
+	pr := plan(small)
+	must(b, prepareHome(pr.Launch.Home))
+	argsFile := filepath.Join(dir, "args")
+	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.Args, "\x00")+"\x00"), 0o600))
+	filterFile := filepath.Join(dir, "seccomp")
+	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
+	bare := func() {
+		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Command...)...)
+		cmd.Env = []string{}
+		args, _ := os.Open(argsFile)
+		filter, _ := os.Open(filterFile)
+		status, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		cmd.ExtraFiles = []*os.File{args, filter, status}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("bare launch: %v\n%s", err, out)
+		}
+		for _, f := range cmd.ExtraFiles {
+			f.Close()
+		}
+	}
+	ways := []struct {
+		name string
+		run  func()
+	}{
+		{"bare-launch", bare},
+		{"plan-small", func() { plan(small) }},
+		{"plan-30k-dirs", func() { plan(wide) }},
+		{"plan-node-modules", func() { plan(nodeModules) }},
+	}
+	for _, w := range ways { // warm the page cache and the dentry cache
+		w.run()
+	}
+	totals := make([]time.Duration, len(ways))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, w := range ways {
+			start := time.Now()
+			w.run()
+			totals[j] += time.Since(start)
+		}
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	for j, w := range ways {
+		b.ReportMetric(ms(totals[j]), w.name+"-ms/op")
+	}
+	b.ReportMetric(ms(totals[2]-totals[1]), "walk-30k-dirs-ms/op")
+	b.ReportMetric(ms(totals[3]-totals[1]), "walk-node-modules-ms/op")
+	b.ReportMetric(float64(totals[2]-totals[1])/float64(totals[0]), "walk-30k-dirs/bare-launch")
+	b.ReportMetric(float64(totals[3]-totals[1])/float64(totals[0]), "walk-node-modules/bare-launch")
+	b.ReportMetric(float64(totals[1])/float64(totals[0]), "plan-small/bare-launch")
+	b.Logf("30k-dirs tree: %d directories, %d files; node-modules tree: %d directories, %d files", wideDirs, wideFiles, nmDirs, nmFiles)
+}
+
+// buildWideTree makes a repository of 30 directories of 1000 directories
+// of 10 files: 300k files in 30k directories, with a nested repository.
+func buildWideTree(b *testing.B, root string) (dirs, files int) {
+	for i := range 30 {
+		for j := range 1000 {
+			d := filepath.Join(root, fmt.Sprintf("pkg%02d", i), fmt.Sprintf("mod%04d", j))
+			must(b, os.MkdirAll(d, 0o755))
+			dirs++
+			for k := range 10 {
+				must(b, os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d.go", k)), nil, 0o644))
+				files++
+			}
+		}
+	}
+	for _, g := range []string{".git", "pkg07/mod0042/.git"} {
+		must(b, os.MkdirAll(filepath.Join(root, g, "hooks"), 0o755))
+		must(b, os.WriteFile(filepath.Join(root, g, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+		must(b, os.WriteFile(filepath.Join(root, g, "config"), []byte("[core]\n\tbare = false\n"), 0o644))
+	}
+	return dirs, files
+}
+
+// buildNodeModulesTree makes a repository whose node_modules is as npm
+// leaves it: 1500 packages, each with lib/, dist/ and test/ directories
+// of small files, a third of them with a nested node_modules of 5 more.
+func buildNodeModulesTree(b *testing.B, root string) (dirs, files int) {
+	var pkg func(dir string, depth int)
+	pkg = func(dir string, depth int) {
+		for _, sub := range []string{"lib/util", "dist/esm", "dist/cjs", "test"} {
+			must(b, os.MkdirAll(filepath.Join(dir, sub), 0o755))
+			dirs++
+			for k := range 8 {
+				must(b, os.WriteFile(filepath.Join(dir, sub, fmt.Sprintf("m%d.js", k)), nil, 0o644))
+				files++
+			}
+		}
+		must(b, os.WriteFile(filepath.Join(dir, "package.json"), nil, 0o644))
+		files++
+		for n := range depth * 5 {
+			pkg(filepath.Join(dir, "node_modules", fmt.Sprintf("dep%d", n)), depth-1)
+		}
+	}
+	for i := range 1500 {
+		pkg(filepath.Join(root, "node_modules", fmt.Sprintf("p%04d", i)), map[bool]int{true: 1, false: 0}[i%3 == 0])
+	}
+	must(b, os.MkdirAll(filepath.Join(root, ".git/hooks"), 0o755))
+	must(b, os.WriteFile(filepath.Join(root, ".git/config"), []byte("[core]\n"), 0o644))
+	return dirs, files
+}

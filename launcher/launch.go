@@ -59,6 +59,12 @@ type Prepared struct {
 // Prepare checks everything a launch needs and returns the plan, without
 // changing anything. `claude-sandbox argv` prints what it returns.
 func Prepare(p Paths, args, environ []string) (*Prepared, error) {
+	return prepare(p, args, environ, &sandbox.GitWalk{})
+}
+
+// prepare is Prepare with the walk for git repositories kept in walk, so
+// that a launch that plans again does not walk the workspace again.
+func prepare(p Paths, args, environ []string, walk *sandbox.GitWalk) (*Prepared, error) {
 	bwrap, err := FindBwrap()
 	if err != nil {
 		return nil, err
@@ -78,6 +84,7 @@ func Prepare(p Paths, args, environ []string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.GitWalk = walk
 	pr := &Prepared{Bwrap: bwrap, Conf: c, Session: s, Launch: l}
 	if c.CredentialMode() == sandbox.CredentialsProxy {
 		if pr.Credential, err = authproxy.Find(environ, l.Home); err != nil {
@@ -112,7 +119,7 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	}
 	defer lock.release(stderr)
 	// The lock may have removed stubs a crashed session left: plan again.
-	pr, err := Prepare(p, args, environ)
+	pr, err := prepare(p, args, environ, first.Launch.GitWalk)
 	if err != nil {
 		return 0, err
 	}

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,52 +12,13 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// Some files that run code outside the sandbox are named by other files:
-// git's hooks directory by core.hooksPath, a worktree's git directory by its
-// .git file, a dev container's Dockerfile and compose files by
-// devcontainer.json. DerivedProtect reads those (all of them protected
-// themselves, so the model cannot have changed them) and returns the
-// workspace-relative paths to protect as well.
+// Some files that run code outside the sandbox are named by other files: a
+// dev container's Dockerfile and compose files by devcontainer.json.
+// DerivedProtect reads those (all of them protected themselves, so the
+// model cannot have changed them) and returns the workspace-relative paths
+// to protect as well. What git's files name is found by protectGit.
 func DerivedProtect(ws string) ([]string, error) {
 	var out []string
-	add := func(p string, dir bool) {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(ws, p)
-		}
-		p = filepath.Clean(p)
-		if p == ws || !within(ws, p) {
-			return // outside the workspace it is not writable anyway
-		}
-		rel, _ := filepath.Rel(ws, p)
-		if dir {
-			rel += "/"
-		}
-		out = append(out, rel)
-	}
-
-	gitDir := filepath.Join(ws, ".git")
-	if fi, err := os.Lstat(gitDir); err == nil && fi.Mode().IsRegular() {
-		target, err := gitdirFile(gitDir)
-		if err != nil {
-			return nil, err
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(ws, target)
-		}
-		gitDir = filepath.Clean(target)
-		for _, p := range []string{"config", "commondir"} {
-			add(filepath.Join(gitDir, p), false)
-		}
-		for _, p := range []string{"hooks", "modules", "worktrees"} {
-			add(filepath.Join(gitDir, p), true)
-		}
-	}
-	if hooks, err := hooksPath(filepath.Join(gitDir, "config")); err != nil {
-		return nil, err
-	} else if hooks != "" {
-		add(hooks, true)
-	}
-
 	configs := []string{filepath.Join(ws, ".devcontainer.json"), filepath.Join(ws, ".devcontainer", "devcontainer.json")}
 	more, _ := filepath.Glob(filepath.Join(ws, ".devcontainer", "*", "devcontainer.json"))
 	for _, cfg := range append(configs, more...) {
@@ -68,7 +27,12 @@ func DerivedProtect(ws string) ([]string, error) {
 			return nil, err
 		}
 		for _, f := range files {
-			add(filepath.Join(filepath.Dir(cfg), f), false)
+			p := filepath.Clean(filepath.Join(filepath.Dir(cfg), f))
+			if p == ws || !within(ws, p) {
+				continue // outside the workspace it is not writable anyway
+			}
+			rel, _ := filepath.Rel(ws, p)
+			out = append(out, rel)
 		}
 	}
 	return out, nil
@@ -99,30 +63,6 @@ func readFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
 	}
 	return b, nil
-}
-
-// hooksPath returns core.hooksPath from a git config file, or "". It reads
-// the file itself, not through git, and does not follow [include]s.
-func hooksPath(path string) (string, error) {
-	b, err := readFile(path)
-	if err != nil {
-		return "", err
-	}
-	section, value := "", ""
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			name, _, _ := strings.Cut(strings.Trim(line, "[]"), " ")
-			section = strings.ToLower(strings.TrimSpace(name))
-			continue
-		}
-		key, v, ok := strings.Cut(line, "=")
-		if section == "core" && ok && strings.EqualFold(strings.TrimSpace(key), "hookspath") {
-			value = strings.Trim(strings.TrimSpace(v), `"`)
-		}
-	}
-	return value, sc.Err()
 }
 
 // devcontainerFiles returns the Dockerfile and compose files a

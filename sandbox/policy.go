@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,19 +22,17 @@ const (
 )
 
 // DefaultProtect are workspace paths that run code outside the sandbox later.
-// A trailing slash marks a directory.
-var DefaultProtect = []string{
+// A trailing slash marks a directory. The workspace's git directory's part
+// comes from gitDirEntries, the one list of what git reads in a git
+// directory.
+var DefaultProtect = slices.Concat([]string{
 	".devcontainer/",     // initializeCommand runs on the host, postCreate as root
 	".devcontainer.json", // the same, at the other place the spec allows
-	".git/hooks/",        // run by the editor's git integration
-	".git/config",        // core.fsmonitor, hooksPath, filters
-	".git/commondir",     // would point git at another config and hooks
-	".git/modules/",      // submodules' own config and hooks
-	".git/worktrees/",    // linked worktrees' commondir and config
-	".vscode/",           // tasks.json, launch.json, settings that name executables
-	".idea/",             // run configurations
-	".envrc",             // direnv runs it in every shell that enters the workspace
-}
+}, topLevelGit(), []string{
+	".vscode/", // tasks.json, launch.json, settings that name executables
+	".idea/",   // run configurations
+	".envrc",   // direnv runs it in every shell that enters the workspace
+})
 
 // MaskedDirs are hidden behind an empty tmpfs when they exist: other users'
 // homes, other projects, runtime sockets and secrets, shared temp files.
@@ -71,6 +70,9 @@ type Launch struct {
 	// the launcher proxies the credential; "" when it does not.
 	AuthToken string
 	AuthAddr  string // the credential proxy's address in open mode
+	// GitWalk, when set, keeps the walk for git repositories between plans
+	// of one launch; nil walks at every plan.
+	GitWalk *GitWalk
 }
 
 // Plan is everything needed to start the sandbox.
@@ -207,6 +209,7 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	protect = append(protect, derived...)
 	// Sandbox caches: home paths kept between sessions in a directory only
 	// the sandbox uses (ADR 0013).
+	roots := []string{ws} // where the sandbox can write
 	var caches []string
 	for _, sc := range c.SandboxCache {
 		dir := CacheDir(home, ws, sc.Value)
@@ -232,15 +235,20 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 				return nil, &ConfError{File: c.Source, Line: aw.Line, Msg: fmt.Sprintf("%s = %s %v", k.key, aw.Value, err)}
 			}
 			b.add("--bind", p, p)
+			roots = append(roots, p)
 		}
 	}
 
 	b.add("--bind", ws, ws)
-	mounts, err := protections(ws, protect)
+	git, err := protectGit(ws, roots, home, l.Environ, l.GitWalk)
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Workspace: ws, Caches: caches}
+	mounts, missing, err := protections(roots, append(relHolds(ws, protect), git.holds...))
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Workspace: ws, Caches: caches, NameRules: nameRules(mounts, append(missing, git.names...))}
 	for _, m := range mounts {
 		switch m.kind {
 		case pin:
@@ -423,36 +431,75 @@ type mount struct {
 	kind mountKind
 }
 
-// protections turns workspace-relative protected paths into mounts. A path
-// that exists is bound read-only. A missing one is held by an empty read-only
-// stub at its first missing component, so it cannot be created. Every
-// existing directory between the workspace and a protected path is pinned: a
-// mount point cannot be renamed, so the protection cannot be moved aside.
-func protections(ws string, rels []string) ([]mount, error) {
+// missingName is a name the sandbox may not create in dir: the first
+// missing component of a hold without a stub.
+type missingName struct{ dir, name, why string }
+
+// protections turns holds into mounts. A path that exists is bound
+// read-only. A missing one is held by an empty read-only stub at its first
+// missing component, so it cannot be created, or, for holds without stubs,
+// that component is returned as a name to refuse. Every existing directory
+// between a root and a held path is pinned: a mount point cannot be
+// renamed, so the protection cannot be moved aside. Paths outside the roots
+// (the workspace and the allow-write paths) are left alone: the sandbox
+// cannot write there.
+func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
 	kinds := map[string]mountKind{}
-	for _, rel := range rels {
-		isDir := strings.HasSuffix(rel, "/")
-		parts := strings.Split(strings.TrimSuffix(rel, "/"), "/")
-		cur := ws
+	var missing []missingName
+	queue := append([]hold{}, holds...)
+	for i := 0; i < len(queue); i++ {
+		h := queue[i]
+		root := rootOf(roots, h.path)
+		if root == "" {
+			// Outside the roots as written; a link may still lead inside.
+			h.path = resolvePrefix(h.path)
+			if root = rootOf(roots, h.path); root == "" {
+				continue
+			}
+		}
+		if h.path == root {
+			continue
+		}
+		rel, _ := filepath.Rel(root, h.path)
+		parts := strings.Split(rel, "/")
+		cur := root
 	walk:
-		for i, part := range parts {
+		for j, part := range parts {
+			parent := cur
 			cur = filepath.Join(cur, part)
-			last := i == len(parts)-1
+			last := j == len(parts)-1
 			fi, err := os.Lstat(cur)
 			switch {
+			case errors.Is(err, fs.ErrNotExist) && !h.stub:
+				missing = append(missing, missingName{parent, part, h.why})
 			case errors.Is(err, fs.ErrNotExist):
 				// A directory holds even a missing file's name: git shows
 				// neither an empty directory as untracked nor lets it be
 				// added, so no stub can end up in a commit.
 				k := stubDir
-				if last && !isDir && StubContent(cur) != "" {
+				if last && !h.dir && StubContent(cur) != "" {
 					k = stubFile
 				}
 				kinds[cur] = k
 			case err != nil:
-				return nil, fmt.Errorf("protected path %s: %v", cur, err)
+				return nil, nil, fmt.Errorf("protected path %s: %v", cur, err)
+			case fi.Mode()&fs.ModeSymlink != 0 && h.stub:
+				return nil, nil, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only; replace it with the real directory or file", cur)
 			case fi.Mode()&fs.ModeSymlink != 0:
-				return nil, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only; replace it with the real directory or file", cur)
+				// The link's name is refused, so it cannot be replaced once
+				// removed; what it leads to is held in its place.
+				missing = append(missing, missingName{parent, part, h.why})
+				if target, err := os.Readlink(cur); err == nil && len(queue) < len(holds)+maxLinkHolds {
+					if !filepath.IsAbs(target) {
+						target = filepath.Join(parent, target)
+					}
+					h.path = filepath.Join(append([]string{target}, parts[j+1:]...)...)
+					queue = append(queue, h)
+				}
+			case last && h.pin:
+				if _, ok := kinds[cur]; !ok && fi.IsDir() {
+					kinds[cur] = pin
+				}
 			case last || !fi.IsDir():
 				kinds[cur] = readOnly
 			default:
@@ -472,13 +519,7 @@ func protections(ws string, rels []string) ([]mount, error) {
 	var out []mount
 	for _, p := range paths {
 		// Anything below a read-only path or a stub is already held.
-		covered := false
-		for _, m := range out {
-			if m.kind != pin && within(m.path, p) {
-				covered = true
-			}
-		}
-		if !covered {
+		if !heldBy(out, p) {
 			out = append(out, mount{p, kinds[p]})
 		}
 	}
@@ -486,7 +527,44 @@ func protections(ws string, rels []string) ([]mount, error) {
 	sort.SliceStable(out, func(i, j int) bool {
 		return strings.Count(out[i].path, "/") < strings.Count(out[j].path, "/")
 	})
-	return out, nil
+	return out, missing, nil
+}
+
+// maxLinkHolds bounds the holds that links add, so links in a circle end.
+const maxLinkHolds = 64
+
+// heldBy reports whether p is at or below a read-only mount or a stub.
+func heldBy(mounts []mount, p string) bool {
+	for _, m := range mounts {
+		if m.kind != pin && within(m.path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// rootOf returns the root that holds p, or "".
+func rootOf(roots []string, p string) string {
+	for _, r := range roots {
+		if within(r, p) {
+			return r
+		}
+	}
+	return ""
+}
+
+// resolvePrefix resolves the links in the longest existing prefix of p.
+func resolvePrefix(p string) string {
+	rest := ""
+	for d := p; ; d = filepath.Dir(d) {
+		if resolved, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(resolved, rest)
+		}
+		if d == "/" || d == "." {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
 }
 
 type argv struct{ args, redacted []string }

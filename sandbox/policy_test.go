@@ -75,16 +75,16 @@ func TestProtections(t *testing.T) {
 	write(".git/config")
 	mkdir("vendor/lib")
 	write("worktree")
-	got, err := protections(ws, []string{
+	got, missing, err := protections([]string{ws}, relHolds(ws, []string{
 		".git/hooks/", ".git/config", ".git/modules/", // existing, existing, missing under a pinned dir
 		".vscode/", ".vscode/tasks.json", // a missing dir covers what is below it
 		"vendor/lib/gen/", // a missing dir two levels below the workspace: both levels pinned
 		"worktree/hooks/", // a file where a directory was expected: the file is protected
 		"notes.txt",       // a missing file: held by a directory
 		".git/commondir",  // a missing file git reads: held by a file
-	})
-	if err != nil {
-		t.Fatal(err)
+	}))
+	if err != nil || len(missing) != 0 {
+		t.Fatal(missing, err)
 	}
 	var lines []string
 	for _, m := range got {
@@ -110,7 +110,7 @@ func TestProtections(t *testing.T) {
 	if err := os.Symlink("/etc", filepath.Join(ws, ".idea")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := protections(ws, []string{".idea/"}); err == nil || !strings.Contains(err.Error(), "is a symlink") {
+	if _, _, err := protections([]string{ws}, relHolds(ws, []string{".idea/"})); err == nil || !strings.Contains(err.Error(), "is a symlink") {
 		t.Errorf("a symlinked protected path gave %v, want a refusal", err)
 	}
 }

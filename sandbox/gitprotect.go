@@ -1,0 +1,464 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/gitconfig"
+	"golang.org/x/sys/unix"
+)
+
+// Git outside the sandbox (the user's, the editor's, a shell prompt's) runs
+// programs that the configuration of every repository it enters names, and
+// it enters every repository of the workspace: the top-level one, nested
+// clones, submodules, linked worktrees (ADR 0015). What the sandbox could
+// write of that is held here: in every git directory the entries below, and
+// around them the files their configuration (and the system's and the
+// user's) names. What cannot be held by a mount, because it is missing, is
+// a NameRule the launcher's supervisor enforces.
+
+// gitDirEntries are what git reads in a git directory that runs a program
+// or sends git to other files. This is the one list: the top-level's part
+// of DefaultProtect is made from it, and every git directory found gets it.
+var gitDirEntries = []struct {
+	name string
+	dir  bool
+	// stub: in the workspace's own git directory a missing one is held by a
+	// stub, as it always was (git takes an empty hooks/, modules/ or
+	// worktrees/ directory and a commondir of "." as absent). The others
+	// must never be stubs: git fails on a config.worktree that is a
+	// directory, and an empty rebase-merge/ means a rebase in progress.
+	stub bool
+}{
+	{"hooks", true, true},             // run by commits, checkouts, merges
+	{"config", false, true},           // core.fsmonitor, hooksPath, filters, aliases, includes
+	{"commondir", false, true},        // sends git to another directory's config and hooks
+	{"modules", true, true},           // submodules' git directories, with their own config and hooks
+	{"worktrees", true, true},         // linked worktrees' git directories
+	{"config.worktree", false, false}, // like config, read when extensions.worktreeConfig is on (git sparse-checkout turns it on)
+	{"rebase-merge", true, false},     // a rebase's todo list: its exec lines run at git rebase --continue
+	{"rebase-apply", true, false},     // git am and the apply backend of rebase
+	{"sequencer", true, false},        // cherry-pick and revert: a todo list with exec lines too
+}
+
+// topLevelGit is the part of DefaultProtect that holds the workspace's own
+// git directory.
+func topLevelGit() []string {
+	var out []string
+	for _, e := range gitDirEntries {
+		if e.stub {
+			p := ".git/" + e.name
+			if e.dir {
+				p += "/"
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// A hold is a path to keep read-only. One that exists is bound read-only
+// and the directories on its way pinned; a missing one is held by a stub
+// at its first missing component, or, unless stub is set, that component's
+// name is refused to the sandbox by a NameRule.
+type hold struct {
+	path string // absolute
+	dir  bool   // a directory is expected (a missing one gets a directory stub)
+	stub bool
+	pin  bool   // an existing directory only pinned, not made read-only (a NameRule's directory)
+	why  string // the NameRule's reason
+}
+
+// relHolds turns workspace-relative protect paths (a trailing slash marks
+// a directory) into holds with stubs.
+func relHolds(ws string, rels []string) []hold {
+	out := make([]hold, 0, len(rels))
+	for _, rel := range rels {
+		out = append(out, hold{path: filepath.Join(ws, rel), dir: strings.HasSuffix(rel, "/"), stub: true})
+	}
+	return out
+}
+
+// gitDir is a git directory git outside could use, with the working trees
+// it is used from (relative hooksPath values and command paths are taken
+// from there).
+type gitDir struct {
+	path      string
+	worktrees []string
+	// top is the workspace's own .git directory, whose stub entries are
+	// DefaultProtect's; stubEntries marks the git directory a .git file at
+	// the top points to, whose stub entries are held by stubs as well.
+	top, stubEntries bool
+}
+
+// gitHolds is what protectGit found to hold, and the names to refuse in
+// every git directory whether or not they exist: an entry that exists is
+// bound read-only, but git outside may remove it during the session (a
+// rebase that ends removes rebase-merge/), which removes the sandbox's
+// mount with it, and the name must stay closed then too.
+type gitHolds struct {
+	holds []hold
+	names []missingName
+}
+
+// gitScan collects the git directories and what to hold.
+type gitScan struct {
+	ws      string
+	roots   []string // where the sandbox can write: the workspace and the allow-write paths
+	home    string
+	dirs    map[string]*gitDir
+	order   []*gitDir
+	holds   []hold
+	entries []gitconfig.Entry // of the system and global configs, which apply to every repository
+}
+
+const (
+	whyGitDir   = "what git outside reads in a git directory: configuration, hooks, other git directories, sequencer state"
+	whyGitFile  = "a .git file or link points there: git outside would use a repository made there"
+	whyCommon   = "a commondir points there: git outside would read config and hooks made there"
+	whyIncluded = "configuration git outside reads (an include)"
+	whyHooks    = "hooks git outside runs (core.hooksPath)"
+)
+
+// protectGit finds every git directory that git outside could enter from
+// the roots, and returns what to hold. home is the user's real home, whose
+// git configuration (read outside the sandbox's view) applies to every
+// repository; environ may name more configuration files (only more
+// protection follows from it).
+func protectGit(ws string, roots []string, home string, environ []string, walk *GitWalk) (*gitHolds, error) {
+	s := &gitScan{ws: ws, roots: roots, home: home, dirs: map[string]*gitDir{}}
+	found, err := walk.find(roots)
+	if err != nil {
+		return nil, err
+	}
+	// The repository the workspace lies in, when its .git is above the
+	// workspace (workspace-root names a subdirectory of a repository): its
+	// configuration can name files in the workspace.
+	if _, err := os.Lstat(filepath.Join(ws, ".git")); err != nil {
+		for d := filepath.Dir(ws); ; d = filepath.Dir(d) {
+			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+				s.addTarget(filepath.Join(d, ".git"), d, false, whyGitFile)
+				break
+			}
+			if d == "/" {
+				break
+			}
+		}
+	}
+	for _, e := range found {
+		worktree := filepath.Dir(e.path)
+		top := e.path == filepath.Join(ws, ".git")
+		switch e.kind {
+		case unix.DT_DIR:
+			s.add(e.path, worktree, top, false)
+		case unix.DT_REG:
+			s.holds = append(s.holds, hold{path: e.path, why: whyGitFile})
+			target, err := gitdirFile(e.path)
+			if err != nil {
+				if top {
+					return nil, err
+				}
+				continue // git cannot use it either
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(worktree, target)
+			}
+			s.addTarget(target, worktree, top, whyGitFile)
+		case unix.DT_LNK:
+			target, err := os.Readlink(e.path)
+			if err != nil {
+				continue
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(worktree, target)
+			}
+			s.addTarget(target, worktree, false, whyGitFile)
+		}
+	}
+	if err := s.readConfigs(environ); err != nil {
+		return nil, err
+	}
+	out := &gitHolds{}
+	for _, g := range s.order {
+		if !s.writable(g.path) {
+			continue
+		}
+		s.holds = append(s.holds, hold{path: g.path, pin: true, why: whyGitDir})
+		for _, e := range gitDirEntries {
+			out.names = append(out.names, missingName{dir: g.path, name: e.name, why: whyGitDir})
+			if e.stub && g.top {
+				continue // in DefaultProtect
+			}
+			s.holds = append(s.holds, hold{path: filepath.Join(g.path, e.name), dir: e.dir, stub: e.stub && g.stubEntries, why: whyGitDir})
+		}
+	}
+	out.holds = s.holds
+	return out, nil
+}
+
+func (s *gitScan) writable(p string) bool { return underAny(p, s.roots) }
+
+// addTarget registers the git directory a .git file, a link or a commondir
+// points to. A missing one in a writable place must not appear.
+func (s *gitScan) addTarget(target, worktree string, stubEntries bool, why string) {
+	target = filepath.Clean(target)
+	resolved, err := filepath.EvalSymlinks(target)
+	if err != nil {
+		if s.writable(target) {
+			s.holds = append(s.holds, hold{path: target, dir: true, why: why})
+		}
+		return
+	}
+	if fi, err := os.Stat(resolved); err == nil && fi.IsDir() {
+		s.add(resolved, worktree, false, stubEntries)
+	}
+}
+
+// add registers a git directory used from worktree ("" if unknown), and
+// the git directories it leads to: its commondir, its submodules' and its
+// linked worktrees'.
+func (s *gitScan) add(path, worktree string, top, stubEntries bool) {
+	if g, ok := s.dirs[path]; ok {
+		g.addWorktree(worktree)
+		g.top, g.stubEntries = g.top || top, g.stubEntries || stubEntries
+		return
+	}
+	g := &gitDir{path: path, top: top, stubEntries: stubEntries}
+	g.addWorktree(worktree)
+	s.dirs[path] = g
+	s.order = append(s.order, g)
+
+	if b, err := readFile(filepath.Join(path, "commondir")); err == nil && len(b) > 0 {
+		common := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(path, common)
+		}
+		s.addTarget(common, worktree, stubEntries, whyCommon)
+	}
+	for _, sub := range submoduleGitDirs(filepath.Join(path, "modules")) {
+		s.add(sub, "", false, false) // its working tree comes from its core.worktree, or from its .git file
+	}
+	linked, _ := os.ReadDir(filepath.Join(path, "worktrees"))
+	for _, l := range linked {
+		dir := filepath.Join(path, "worktrees", l.Name())
+		b, err := readFile(filepath.Join(dir, "gitdir"))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		dotGit := strings.TrimSpace(string(b)) // the worktree's .git file
+		if !filepath.IsAbs(dotGit) {
+			dotGit = filepath.Join(dir, dotGit) // worktree.useRelativePaths
+		}
+		s.add(dir, filepath.Dir(filepath.Clean(dotGit)), false, false)
+	}
+}
+
+func (g *gitDir) addWorktree(w string) {
+	if w != "" && !contains(g.worktrees, w) {
+		g.worktrees = append(g.worktrees, w)
+	}
+}
+
+// submoduleGitDirs returns the git directories under a modules directory.
+// A submodule's name may hold slashes, so a directory that is not a git
+// directory is looked into; one that is, is not (its own modules/ is
+// found when it is added).
+func submoduleGitDirs(modules string) []string {
+	entries, err := os.ReadDir(modules)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		d := filepath.Join(modules, e.Name())
+		if fi, err := os.Lstat(filepath.Join(d, "HEAD")); err == nil && fi.Mode().IsRegular() {
+			out = append(out, d)
+		} else {
+			out = append(out, submoduleGitDirs(d)...)
+		}
+	}
+	return out
+}
+
+// readConfigs reads the system and global configuration and every git
+// directory's, with their includes, and holds what they name: the
+// included files, the hooks directories, the files their commands run.
+func (s *gitScan) readConfigs(environ []string) error {
+	var shared []string // system and global, in git's order
+	if p, ok := lookup(environ, "GIT_CONFIG_SYSTEM"); ok && filepath.IsAbs(p) {
+		shared = append(shared, p)
+	}
+	shared = append(shared, "/etc/gitconfig")
+	if p, ok := lookup(environ, "GIT_CONFIG_GLOBAL"); ok && filepath.IsAbs(p) {
+		shared = append(shared, p)
+	}
+	if x, ok := lookup(environ, "XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
+		shared = append(shared, filepath.Join(x, "git/config"))
+	}
+	shared = append(shared, filepath.Join(s.home, ".config/git/config"), filepath.Join(s.home, ".gitconfig"))
+	for _, f := range shared {
+		entries, err := s.load(f, true)
+		if err != nil {
+			return err
+		}
+		s.entries = append(s.entries, entries...)
+	}
+	// Every repository's own configuration; core.worktree first, since the
+	// other values are resolved against the working trees.
+	own := map[*gitDir][]gitconfig.Entry{}
+	for _, g := range s.order {
+		for _, name := range []string{"config", "config.worktree"} {
+			entries, err := s.load(filepath.Join(g.path, name), false)
+			if err != nil {
+				return err
+			}
+			own[g] = append(own[g], entries...)
+			for _, e := range entries {
+				if e.Kind() == gitconfig.Worktree && !e.NoValue && e.Value != "" {
+					w := e.Value
+					if !filepath.IsAbs(w) {
+						w = filepath.Join(g.path, w)
+					}
+					g.addWorktree(filepath.Clean(w))
+				}
+			}
+		}
+	}
+	var all []string // every working tree, for the system's and user's values
+	for _, g := range s.order {
+		all = append(all, g.bases()...)
+	}
+	for _, e := range s.entries {
+		s.named(e, all)
+	}
+	for _, g := range s.order {
+		for _, e := range own[g] {
+			s.named(e, g.bases())
+		}
+	}
+	return nil
+}
+
+// bases are the directories a repository's relative values are taken
+// from: its working trees, or the git directory itself when it has none
+// (a bare repository, whose hooks run there).
+func (g *gitDir) bases() []string {
+	if len(g.worktrees) == 0 {
+		return []string{g.path}
+	}
+	return g.worktrees
+}
+
+// load reads a config file and its includes, and holds the included
+// files, and the file itself when self is set (a git directory's own are
+// held with the directory's entries). Files outside the roots are dropped
+// later: the sandbox cannot write them anyway.
+func (s *gitScan) load(path string, self bool) ([]gitconfig.Entry, error) {
+	entries, files, err := gitconfig.Load(path, s.home)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range files {
+		if i > 0 || self {
+			s.holds = append(s.holds, hold{path: f.Path, why: whyIncluded})
+		}
+	}
+	return entries, nil
+}
+
+// named holds what one configuration variable names: a hooks directory, a
+// template directory, or the files in a command's words. Relative values
+// are taken from each of bases.
+func (s *gitScan) named(e gitconfig.Entry, bases []string) {
+	if e.NoValue || e.Value == "" {
+		return
+	}
+	why := fmt.Sprintf("named by %s (%s:%d), which git outside runs", e.Name, e.File, e.Line)
+	switch e.Kind() {
+	case gitconfig.HooksDir:
+		for _, p := range s.resolve(e.Value, bases) {
+			s.holds = append(s.holds, hold{path: p, dir: true, stub: true, why: whyHooks})
+		}
+	case gitconfig.TemplateDir:
+		for _, p := range s.resolve(e.Value, bases) {
+			s.holds = append(s.holds, hold{path: p, dir: true, why: why})
+		}
+	case gitconfig.Command:
+		for _, w := range gitconfig.Words(e.Value) {
+			if strings.ContainsAny(w, "$*?[=") || strings.Contains(w, "://") {
+				continue // expanded by the shell, an option (its value is a word of its own), or a URL
+			}
+			slash := strings.Contains(w, "/")
+			for _, p := range s.resolve(w, bases) {
+				fi, err := os.Stat(p)
+				switch {
+				case err == nil && fi.IsDir():
+					// A directory is not run; the program in it is named by another word.
+				case err == nil && fi.Mode().IsRegular(), slash:
+					// A bare word is a program found on PATH, unless a file of
+					// that name is where the command runs.
+					s.holds = append(s.holds, hold{path: p, why: why})
+				}
+			}
+		}
+	}
+}
+
+// resolve turns a path value into absolute paths where the sandbox can
+// write: "~/" is the home, a relative value is taken from each base.
+func (s *gitScan) resolve(value string, bases []string) []string {
+	v, ok := gitconfig.ExpandHome(value, s.home)
+	if !ok || v == "" {
+		return nil
+	}
+	var out []string
+	if filepath.IsAbs(v) {
+		out = []string{filepath.Clean(v)}
+	} else {
+		for _, b := range bases {
+			out = append(out, filepath.Join(b, v))
+		}
+	}
+	return out
+}
+
+// nameRules groups the names the sandbox may not create by directory and
+// reason, in a stable order. Names in a directory that a read-only mount
+// or a stub already holds need no rule; a name that a mount holds still
+// does, because git outside may remove what is there during the session,
+// and with it the mount.
+func nameRules(mounts []mount, missing []missingName) []NameRule {
+	type key struct{ dir, why string }
+	names := map[key][]string{}
+	var keys []key
+	for _, m := range missing {
+		if heldBy(mounts, m.dir) {
+			continue
+		}
+		k := key{m.dir, m.why}
+		if _, ok := names[k]; !ok {
+			keys = append(keys, k)
+		}
+		if !contains(names[k], m.name) {
+			names[k] = append(names[k], m.name)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].dir != keys[j].dir {
+			return keys[i].dir < keys[j].dir
+		}
+		return keys[i].why < keys[j].why
+	})
+	out := make([]NameRule, 0, len(keys))
+	for _, k := range keys {
+		sort.Strings(names[k])
+		out = append(out, NameRule{Dir: k.dir, Names: names[k], Why: k.why})
+	}
+	return out
+}

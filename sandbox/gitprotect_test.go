@@ -1,0 +1,298 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// gitFixture is a workspace with every kind of repository git outside can
+// enter: the top-level one, a nested clone, a submodule, a linked worktree;
+// and a home whose git configuration includes a file from the workspace and
+// names a relative hooks directory.
+func gitFixture(t *testing.T) (ws, home string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("git is needed under CI=true")
+		}
+		t.Skip("SKIPPING: git is not installed")
+	}
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	ws, home = filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	git := func(d string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", d, "-c", "protocol.file.allow=always"}, args...)...)
+		cmd.Env = []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e", "PATH=" + os.Getenv("PATH")}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{ws, home, filepath.Join(dir, "upstream")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(filepath.Join(dir, "upstream"), "init", "-q", "--template=")
+	git(filepath.Join(dir, "upstream"), "commit", "-q", "--allow-empty", "-m", "up")
+	git(ws, "init", "-q", "--template=")
+	git(ws, "commit", "-q", "--allow-empty", "-m", "top")
+	git(ws, "submodule", "-q", "add", filepath.Join(dir, "upstream"), "sub")
+	git(ws, "commit", "-q", "-m", "sub")
+	git(ws, "worktree", "add", "-q", "wt")
+	if err := os.MkdirAll(filepath.Join(ws, "vendor/lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(filepath.Join(ws, "vendor/lib"), "init", "-q", "--template=")
+	write(filepath.Join(ws, "vendor/lib/.git/hooks/pre-commit"), "#!/bin/sh\n")
+	write(filepath.Join(ws, "vendor/lib/.git/config"), "[core]\n\tbare = false\n[include]\n\tpath = ../../../inc/lib.inc\n")
+	write(filepath.Join(ws, "team.gitconfig"), "[core]\n\tfsmonitor = ./tools/fsmon\n[alias]\n\tx = !sh run.sh && scripts/go.sh\n")
+	write(filepath.Join(ws, "run.sh"), "")
+	write(filepath.Join(home, ".gitconfig"), "[include]\n\tpath = "+ws+"/team.gitconfig\n[core]\n\thooksPath = .githooks\n")
+	return ws, home
+}
+
+func TestProtectGit(t *testing.T) {
+	ws, home := gitFixture(t)
+	git, err := protectGit(ws, []string{ws}, home, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mounts, missing, err := protections([]string{ws}, append(relHolds(ws, topLevelGit()), git.holds...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range mounts {
+		got = append(got, []string{"pin", "ro", "stub-dir", "stub-file"}[m.kind]+" "+strings.TrimPrefix(m.path, ws+"/"))
+	}
+	for _, r := range nameRules(mounts, append(missing, git.names...)) {
+		why := map[string]string{whyGitDir: "git dir", whyGitFile: ".git file", whyIncluded: "included", whyHooks: "hooks"}[r.Why]
+		if why == "" {
+			why = r.Why[:strings.Index(r.Why, " (")]
+		}
+		got = append(got, "rule "+strings.TrimPrefix(r.Dir, ws)+": "+strings.Join(r.Names, " ")+" ("+why+")")
+	}
+	sort.Strings(got)
+	want := []string{
+		// The workspace's own git directory: DefaultProtect's entries, as
+		// before (stubs where missing: this one was made without hooks).
+		"pin .git",
+		"ro .git/config",
+		"stub-dir .git/hooks",
+		"stub-file .git/commondir",
+		"ro .git/modules",   // the submodule's git directory inside
+		"ro .git/worktrees", // the linked worktree's
+		"rule /.git: commondir config config.worktree hooks modules rebase-apply rebase-merge sequencer worktrees (git dir)",
+		// The submodule's and the linked worktree's .git files.
+		"pin sub",
+		"ro sub/.git",
+		"pin wt",
+		"ro wt/.git",
+		// A nested clone: its entries, and what its config includes.
+		"pin vendor",
+		"pin vendor/lib",
+		"pin vendor/lib/.git",
+		"ro vendor/lib/.git/config",
+		"ro vendor/lib/.git/hooks",
+		"rule /vendor/lib/.git: commondir config config.worktree hooks modules rebase-apply rebase-merge sequencer worktrees (git dir)",
+		"rule : inc (included)",
+		// The user's git configuration: the file it includes from the
+		// workspace, its relative hooks directory in every working tree,
+		// and the files its commands name, relative ones in every working
+		// tree.
+		"ro team.gitconfig",
+		"stub-dir .githooks",
+		"stub-dir sub/.githooks",
+		"stub-dir vendor/lib/.githooks",
+		"stub-dir wt/.githooks",
+		"ro run.sh",
+		"rule : scripts (named by alias.x)",
+		"rule : tools (named by core.fsmonitor)",
+		"rule /sub: scripts (named by alias.x)",
+		"rule /sub: tools (named by core.fsmonitor)",
+		"rule /vendor/lib: scripts (named by alias.x)",
+		"rule /vendor/lib: tools (named by core.fsmonitor)",
+		"rule /wt: scripts (named by alias.x)",
+		"rule /wt: tools (named by core.fsmonitor)",
+	}
+	sort.Strings(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("protections mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// listing is the mounts and NameRules of the top-level defaults and
+// protectGit, one line each, paths relative to dir, rules' reasons cut
+// short.
+func listing(t *testing.T, dir, ws string, roots []string, home string, environ []string) ([]string, error) {
+	t.Helper()
+	git, err := protectGit(ws, roots, home, environ, nil)
+	if err != nil {
+		return nil, err
+	}
+	mounts, missing, err := protections(roots, append(relHolds(ws, topLevelGit()), git.holds...))
+	if err != nil {
+		return nil, err
+	}
+	var got []string
+	for _, m := range mounts {
+		got = append(got, []string{"pin", "ro", "stub-dir", "stub-file"}[m.kind]+" "+strings.TrimPrefix(m.path, dir+"/"))
+	}
+	for _, r := range nameRules(mounts, append(missing, git.names...)) {
+		why := map[string]string{whyGitDir: "git dir", whyGitFile: ".git file", whyIncluded: "included", whyHooks: "hooks", whyCommon: "commondir"}[r.Why]
+		if why == "" {
+			why = r.Why[:strings.Index(r.Why, " (")]
+		}
+		if why == "git dir" {
+			continue // the same nine names in every git directory
+		}
+		got = append(got, "rule "+strings.TrimPrefix(r.Dir, dir+"/")+": "+strings.Join(r.Names, " ")+" ("+why+")")
+	}
+	sort.Strings(got)
+	return got, nil
+}
+
+func TestProtectGitCases(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		files   map[string]string // path under the test directory: content ("/" at the end: a directory, "->" at the start: a link)
+		ws      string
+		roots   []string
+		environ []string
+		want    []string
+		err     string
+	}{{
+		name:  "a .git file whose git directory is in the workspace, with its common directory",
+		files: map[string]string{"ws/.git": "gitdir: .bare/worktrees/main\n", "ws/.bare/worktrees/main/HEAD": "", "ws/.bare/worktrees/main/commondir": "../..\n", "ws/.bare/HEAD": "", "ws/.bare/config": "[core]\n"},
+		want: []string{
+			"ro ws/.git",
+			// The common directory, where git reads config and hooks:
+			// stubs where missing, as for the workspace's own. The
+			// target, in it, is held with its worktrees/.
+			"pin ws/.bare", "ro ws/.bare/config", "ro ws/.bare/worktrees",
+			"stub-dir ws/.bare/hooks", "stub-dir ws/.bare/modules", "stub-file ws/.bare/commondir",
+		},
+	}, {
+		name:  "a nested .git file pointing to a missing directory",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/lib/.git": "gitdir: ../.store/lib\n"},
+		want:  []string{"pin ws/.git", "pin ws/lib", "ro ws/.git/config", "ro ws/lib/.git", "rule ws: .store (.git file)", "stub-dir ws/.git/hooks", "stub-dir ws/.git/modules", "stub-dir ws/.git/worktrees", "stub-file ws/.git/commondir"},
+	}, {
+		name:  "sequencer state of a nested repository",
+		files: map[string]string{"ws/lib/.git/HEAD": "", "ws/lib/.git/config": "", "ws/lib/.git/rebase-merge/git-rebase-todo": "exec make\n", "ws/lib/.git/sequencer/todo": ""},
+		want:  []string{"pin ws/lib", "pin ws/lib/.git", "ro ws/lib/.git/config", "ro ws/lib/.git/rebase-merge", "ro ws/lib/.git/sequencer", "stub-dir ws/.git"},
+	}, {
+		name:  "a nested .git link",
+		files: map[string]string{"ws/lib/.git": "->../store", "ws/store/HEAD": "", "ws/store/config": "[core]\n\thooksPath = h\n"},
+		want:  []string{"pin ws/lib", "pin ws/store", "ro ws/store/config", "stub-dir ws/.git", "stub-dir ws/lib/h"},
+	}, {
+		name:  "a command through a link",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[core]\n\tfsmonitor = bin/fsmon\n", "ws/bin/fsmon": "->../tools/real", "ws/tools/real": ""},
+		want:  []string{"pin ws/.git", "pin ws/bin", "pin ws/tools", "ro ws/.git/config", "ro ws/tools/real", "rule ws/bin: fsmon (named by core.fsmonitor)", "stub-dir ws/.git/hooks", "stub-dir ws/.git/modules", "stub-dir ws/.git/worktrees", "stub-file ws/.git/commondir"},
+	}, {
+		name:  "the repository above a workspace-root names files in it",
+		files: map[string]string{"repo/.git/HEAD": "", "repo/.git/config": "[core]\n\thooksPath = ws/hooks\n[include]\n\tpath = ../ws/x.inc\n", "repo/ws/": ""},
+		ws:    "repo/ws",
+		want:  []string{"rule repo/ws: x.inc (included)", "stub-dir repo/ws/.git", "stub-dir repo/ws/hooks"},
+	}, {
+		name:    "a global config named by GIT_CONFIG_GLOBAL, in the workspace",
+		files:   map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/hooks/": "", "ws/.git/modules/": "", "ws/.git/worktrees/": "", "ws/.git/commondir": ".", "ws/my.gitconfig": "[core]\n\tpager = ./pager.sh\n"},
+		environ: []string{"GIT_CONFIG_GLOBAL=$DIR/ws/my.gitconfig"},
+		want:    []string{"pin ws/.git", "ro ws/.git/commondir", "ro ws/.git/config", "ro ws/.git/hooks", "ro ws/.git/modules", "ro ws/.git/worktrees", "ro ws/my.gitconfig", "rule ws: pager.sh (named by core.pager)"},
+	}, {
+		name:  "a repository in an allow-write path",
+		files: map[string]string{"ws/": "", "cache/dep/.git/HEAD": "", "cache/dep/.git/config": ""},
+		roots: []string{"cache"},
+		want:  []string{"pin cache/dep", "pin cache/dep/.git", "ro cache/dep/.git/config", "stub-dir ws/.git"},
+	}, {
+		name: "a linked worktree outside the workspace includes a workspace file",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/hooks/": "", "ws/.git/modules/": "", "ws/.git/commondir": ".",
+			"ws/.git/worktrees/wt/HEAD": "", "ws/.git/worktrees/wt/commondir": "../..", "ws/.git/worktrees/wt/gitdir": "../../../../elsewhere/wt/.git",
+			"ws/.git/worktrees/wt/config.worktree": "[include]\n\tpath = ../../../wt.inc\n", "elsewhere/wt/.git": "gitdir: ../../ws/.git/worktrees/wt\n"},
+		want: []string{"pin ws/.git", "ro ws/.git/commondir", "ro ws/.git/config", "ro ws/.git/hooks", "ro ws/.git/modules", "ro ws/.git/worktrees", "rule ws: wt.inc (included)"},
+	}, {
+		name: "a submodule not checked out includes a workspace file",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/hooks/": "", "ws/.git/worktrees/": "", "ws/.git/commondir": ".",
+			"ws/.git/modules/lib/HEAD": "", "ws/.git/modules/lib/config": "[core]\n\tworktree = ../../../lib\n[include]\n\tpath = ../../../lib.inc\n[alias]\n\tx = !tools/x.sh\n"},
+		// Its working tree, from core.worktree, is where its alias runs.
+		want: []string{"pin ws/.git", "ro ws/.git/commondir", "ro ws/.git/config", "ro ws/.git/hooks", "ro ws/.git/modules", "ro ws/.git/worktrees", "rule ws: lib (named by alias.x)", "rule ws: lib.inc (included)"},
+	}, {
+		name:  "a bad line in a nested repository's config",
+		files: map[string]string{"ws/lib/.git/HEAD": "", "ws/lib/.git/config": "[core]\n\tfsmonitor = \"x\n"},
+		err:   "$DIR/ws/lib/.git/config:2: bad git config line (git refuses this file too)",
+	}, {
+		name:  "a bad line in an included file",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[include]\n\tpath = ../a.inc\n", "ws/a.inc": "[core\n"},
+		err:   "$DIR/ws/a.inc:1: bad git config line (git refuses this file too)",
+	}, {
+		name:  "the workspace's .git file is not a gitdir link",
+		files: map[string]string{"ws/.git": "nonsense\n"},
+		err:   `$DIR/ws/.git is a file but not a "gitdir: PATH" link; the sandbox cannot tell which git directory to protect`,
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, _ := filepath.EvalSymlinks(t.TempDir())
+			for p, content := range tt.files {
+				full := filepath.Join(dir, p)
+				if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case strings.HasSuffix(p, "/"):
+					err := os.MkdirAll(full, 0o755)
+					if err != nil {
+						t.Fatal(err)
+					}
+				case strings.HasPrefix(content, "->"):
+					if err := os.Symlink(strings.TrimPrefix(content, "->"), full); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			ws := filepath.Join(dir, "ws")
+			if tt.ws != "" {
+				ws = filepath.Join(dir, tt.ws)
+			}
+			roots := []string{ws}
+			for _, r := range tt.roots {
+				roots = append(roots, filepath.Join(dir, r))
+			}
+			var environ []string
+			for _, e := range tt.environ {
+				environ = append(environ, strings.ReplaceAll(e, "$DIR", dir))
+			}
+			got, err := listing(t, dir, ws, roots, filepath.Join(dir, "home"), environ)
+			if tt.err != "" {
+				if err == nil || err.Error() != strings.ReplaceAll(tt.err, "$DIR", dir) {
+					t.Fatalf("got %v, want the error %s", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			sort.Strings(tt.want)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,198 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// GitWalk keeps what one walk of the writable roots found, so that a launch
+// that plans more than once (before and after taking the workspace lock,
+// and again with the proxies' addresses) walks the workspace once. A
+// second plan may see a stale stub the lock removed in between as a .git;
+// that only holds more.
+type GitWalk struct {
+	roots   []string
+	entries []gitEntry
+}
+
+// find returns the .git entries under roots, walking only if w holds no
+// walk of the same roots. A nil w always walks.
+func (w *GitWalk) find(roots []string) ([]gitEntry, error) {
+	if w != nil && w.entries != nil && slices.Equal(w.roots, roots) {
+		return w.entries, nil
+	}
+	entries, err := findGitEntries(roots)
+	if err != nil {
+		return nil, err
+	}
+	if w != nil {
+		w.roots, w.entries = slices.Clone(roots), append([]gitEntry{}, entries...)
+	}
+	return entries, nil
+}
+
+// gitEntry is a name ".git" found in a tree: a git directory, a "gitdir:"
+// file, or a link to either.
+type gitEntry struct {
+	path string
+	kind byte // unix.DT_DIR, unix.DT_REG, unix.DT_LNK or another DT_ type
+}
+
+// findGitEntries returns every entry named .git under the roots, at any
+// depth, sorted by path. It is the one full walk a launch makes, so it is
+// built for speed: getdents64 with the entry types it returns (a stat only
+// where the file system gives no type), no descent into .git directories
+// (their objects are most of a repository), no following of links (a link
+// leads out of the tree or to a place the walk reaches anyway), and
+// directories read in parallel. A directory the user cannot read is
+// skipped: git outside, run by the same user, cannot enter it either.
+func findGitEntries(roots []string) ([]gitEntry, error) {
+	w := &walker{pending: len(roots), queue: append([]string{}, roots...)}
+	w.cond = sync.NewCond(&w.mu)
+	n := 2 * runtime.GOMAXPROCS(0) // readdir blocks in the kernel: more workers than CPUs keep them busy
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.work()
+		}()
+	}
+	wg.Wait()
+	if w.err != nil {
+		return nil, w.err
+	}
+	sort.Slice(w.found, func(i, j int) bool { return w.found[i].path < w.found[j].path })
+	return w.found, nil
+}
+
+type walker struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []string // directories not read yet
+	pending int      // directories queued or being read
+	found   []gitEntry
+	err     error
+}
+
+func (w *walker) work() {
+	buf := make([]byte, 64<<10)
+	var subdirs []string
+	var found []gitEntry
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && w.pending > 0 && w.err == nil {
+			w.cond.Wait()
+		}
+		if w.pending == 0 || w.err != nil {
+			w.mu.Unlock()
+			return
+		}
+		dir := w.queue[len(w.queue)-1]
+		w.queue = w.queue[:len(w.queue)-1]
+		w.mu.Unlock()
+
+		subdirs, found = subdirs[:0], found[:0]
+		err := readDir(dir, buf, func(name string, kind byte) {
+			p := dir + "/" + name
+			if dir == "/" {
+				p = "/" + name
+			}
+			switch {
+			case name == ".git":
+				found = append(found, gitEntry{p, kind})
+			case kind == unix.DT_DIR:
+				subdirs = append(subdirs, p)
+			}
+		})
+
+		w.mu.Lock()
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+		w.found = append(w.found, found...)
+		w.queue = append(w.queue, subdirs...)
+		w.pending += len(subdirs) - 1
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	}
+}
+
+// readDir calls fn for each entry of dir with its type. Entries whose type
+// the file system does not report are looked at with fstatat, without
+// following links.
+func readDir(dir string, buf []byte, fn func(name string, kind byte)) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if skippable(err) {
+			return nil
+		}
+		return fmt.Errorf("cannot read %s to find git repositories: %v", dir, err)
+	}
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			if skippable(err) {
+				return nil
+			}
+			return fmt.Errorf("cannot read %s to find git repositories: %v", dir, err)
+		}
+		if n == 0 {
+			return nil
+		}
+		for off := 0; off < n; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			kind := buf[off+18]
+			name := buf[off+19 : off+reclen]
+			for i, c := range name {
+				if c == 0 {
+					name = name[:i]
+					break
+				}
+			}
+			off += reclen
+			if len(name) == 1 && name[0] == '.' || len(name) == 2 && name[0] == '.' && name[1] == '.' {
+				continue
+			}
+			if kind == unix.DT_UNKNOWN {
+				kind = statKind(fd, string(name))
+			}
+			fn(string(name), kind)
+		}
+	}
+}
+
+func statKind(dirfd int, name string) byte {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return unix.DT_UNKNOWN
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return unix.DT_DIR
+	case unix.S_IFREG:
+		return unix.DT_REG
+	case unix.S_IFLNK:
+		return unix.DT_LNK
+	}
+	return unix.DT_UNKNOWN
+}
+
+// skippable are errors of a directory that vanished, changed into
+// something else, or that the user may not read.
+func skippable(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) ||
+		errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
+}

@@ -1,0 +1,95 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+func TestFindGitEntries(t *testing.T) {
+	root := t.TempDir()
+	mk := func(p string) {
+		if err := os.MkdirAll(filepath.Join(root, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p string) {
+		mk(filepath.Dir(p))
+		if err := os.WriteFile(filepath.Join(root, p), []byte("gitdir: x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("ws/.git/objects/aa")
+	mk("ws/.git/modules/sub/.git") // inside a git directory: not walked
+	mk("ws/vendor/lib/.git/hooks")
+	write("ws/sub/.git")
+	mk("ws/a/b/c/d/e/f/.git")
+	mk("ws/node_modules/x/node_modules/y")
+	write("ws/node_modules/x/node_modules/y/.git")
+	mk("elsewhere/deep/.git")
+	if err := os.Symlink(filepath.Join(root, "elsewhere"), filepath.Join(root, "ws/link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "elsewhere/deep/.git"), filepath.Join(root, "ws/linked/.git")); err != nil {
+		mk("ws/linked")
+		if err := os.Symlink(filepath.Join(root, "elsewhere/deep/.git"), filepath.Join(root, "ws/linked/.git")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("ws/locked/.git")
+	if err := os.Chmod(filepath.Join(root, "ws/locked"), 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(filepath.Join(root, "ws/locked"), 0o755)
+
+	got, err := findGitEntries([]string{filepath.Join(root, "ws")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, e := range got {
+		lines = append(lines, map[byte]string{unix.DT_DIR: "dir", unix.DT_REG: "file", unix.DT_LNK: "link"}[e.kind]+" "+strings.TrimPrefix(e.path, root+"/"))
+	}
+	want := []string{
+		"dir ws/.git",
+		"dir ws/a/b/c/d/e/f/.git",
+		"link ws/linked/.git",
+		"file ws/node_modules/x/node_modules/y/.git",
+		"file ws/sub/.git",
+		"dir ws/vendor/lib/.git",
+	}
+	if os.Geteuid() == 0 { // root reads a directory without permissions
+		want = append(want[:3], append([]string{"dir ws/locked/.git"}, want[3:]...)...)
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("findGitEntries mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestGitWalkKeepsOneWalk(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "a/.git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := &GitWalk{}
+	first, err := w.find([]string{root})
+	if err != nil || len(first) != 1 {
+		t.Fatal(first, err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "b/.git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := w.find([]string{root}); len(again) != 1 {
+		t.Errorf("the same roots walked again: %v", again)
+	}
+	if other, _ := w.find([]string{root, t.TempDir()}); len(other) != 2 {
+		t.Errorf("other roots did not walk again: %v", other)
+	}
+	if fresh, _ := (*GitWalk)(nil).find([]string{root}); len(fresh) != 2 {
+		t.Errorf("a nil GitWalk did not walk: %v", fresh)
+	}
+}
