@@ -132,11 +132,11 @@ func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "claude-sandbox: %v\n", err)
 		return launcher.ExitRefused
 	}
-	for _, st := range pr.Plan.Stubs {
-		fmt.Fprintf(stderr, "claude-sandbox: %s is missing; a launch creates it as a read-only stub and removes it afterwards\n", st.Path)
-	}
 	for _, r := range pr.Plan.NameRules {
-		fmt.Fprintf(stderr, "claude-sandbox: in %s the sandbox may not create %s: %s\n", r.Dir, strings.Join(r.Names, ", "), r.Why)
+		fmt.Fprintf(stderr, "claude-sandbox: in %s the sandbox may not create or write %s: %s\n", r.Dir, strings.Join(r.Names, ", "), r.Why)
+	}
+	for _, r := range pr.Plan.PathRules {
+		fmt.Fprintf(stderr, "claude-sandbox: %s is missing; should it appear, the sandbox may not write in it: %s\n", r.Path, r.Why)
 	}
 	fmt.Fprintln(stdout, pr.Bwrap)
 	for _, a := range append(append(pr.Plan.Redacted, "--"), pr.Plan.Command...) {

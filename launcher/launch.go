@@ -59,12 +59,6 @@ type Prepared struct {
 // Prepare checks everything a launch needs and returns the plan, without
 // changing anything. `claude-sandbox argv` prints what it returns.
 func Prepare(p Paths, args, environ []string) (*Prepared, error) {
-	return prepare(p, args, environ, &sandbox.GitWalk{})
-}
-
-// prepare is Prepare with the walk for git repositories kept in walk, so
-// that a launch that plans again does not walk the workspace again.
-func prepare(p Paths, args, environ []string, walk *sandbox.GitWalk) (*Prepared, error) {
 	bwrap, err := FindBwrap()
 	if err != nil {
 		return nil, err
@@ -84,7 +78,9 @@ func prepare(p Paths, args, environ []string, walk *sandbox.GitWalk) (*Prepared,
 	if err != nil {
 		return nil, err
 	}
-	l.GitWalk = walk
+	// Kept with the launch's facts, so that planning again (the credential
+	// proxy's address in open mode) does not walk the workspace again.
+	l.GitWalk = &sandbox.GitWalk{}
 	pr := &Prepared{Bwrap: bwrap, Conf: c, Session: s, Launch: l}
 	if c.CredentialMode() == sandbox.CredentialsProxy {
 		if pr.Credential, err = authproxy.Find(environ, l.Home); err != nil {
@@ -106,27 +102,12 @@ func prepare(p Paths, args, environ []string, walk *sandbox.GitWalk) (*Prepared,
 }
 
 func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
-	first, err := Prepare(p, args, environ) // refuses before anything changes
+	pr, err := Prepare(p, args, environ) // refuses before anything changes
 	if err != nil {
 		return 0, err
 	}
-	if err := prepareHome(first.Launch.Home); err != nil {
+	if err := prepareHome(pr.Launch.Home); err != nil {
 		return 0, err
-	}
-	lock, err := lockWorkspace(first.Plan.Workspace, first.Launch.Home, stderr)
-	if err != nil {
-		return 0, err
-	}
-	defer lock.release(stderr)
-	// The lock may have removed stubs a crashed session left: plan again.
-	pr, err := prepare(p, args, environ, first.Launch.GitWalk)
-	if err != nil {
-		return 0, err
-	}
-	if pr.Plan.Workspace != first.Plan.Workspace {
-		// Another session changed which directory is the workspace (a .git
-		// appeared or vanished): the lock would guard the wrong stubs.
-		return 0, fmt.Errorf("the workspace changed from %s to %s while starting; start claude again", first.Plan.Workspace, pr.Plan.Workspace)
 	}
 	if pr.Credential == nil && pr.Conf.CredentialMode() == sandbox.CredentialsProxy {
 		fmt.Fprintf(stderr, "claude-sandbox: no Claude login found; log in inside this session, and from the next launch on the login stays outside the sandbox\n")
@@ -141,9 +122,6 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 		if pr.Plan, err = sandbox.Build(pr.Conf, pr.Session, pr.Launch); err != nil {
 			return 0, err
 		}
-	}
-	if err := lock.createStubs(pr.Plan.Stubs); err != nil {
-		return 0, err
 	}
 	for _, dir := range pr.Plan.Caches {
 		if err := os.MkdirAll(dir, 0o700); err != nil {

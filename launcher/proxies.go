@@ -58,6 +58,10 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	for _, r := range pr.Plan.NameRules {
 		s.rules.Dirs = append(s.rules.Dirs, warden.DirRule{Dir: r.Dir, Names: r.Names, Why: r.Why})
 	}
+	for _, r := range pr.Plan.PathRules {
+		s.rules.Paths = append(s.rules.Paths, warden.PathRule{Path: r.Path, Why: r.Why})
+	}
+	s.rules.InGitDirs, s.rules.InGitDirsWhy = pr.Plan.GitDirNames, pr.Plan.GitDirWhy
 	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

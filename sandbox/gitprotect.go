@@ -21,63 +21,48 @@ import (
 // a NameRule the launcher's supervisor enforces.
 
 // gitDirEntries are what git reads in a git directory that runs a program
-// or sends git to other files. This is the one list: the top-level's part
-// of DefaultProtect is made from it, and every git directory found gets it.
+// or sends git to other files. This is the one list: every git directory
+// found, the workspace's own included, gets it.
 var gitDirEntries = []struct {
 	name string
 	dir  bool
-	// stub: in the workspace's own git directory a missing one is held by a
-	// stub, as it always was (git takes an empty hooks/, modules/ or
-	// worktrees/ directory and a commondir of "." as absent). The others
-	// must never be stubs: git fails on a config.worktree that is a
-	// directory, and an empty rebase-merge/ means a rebase in progress.
-	stub bool
 }{
-	{"hooks", true, true},             // run by commits, checkouts, merges
-	{"config", false, true},           // core.fsmonitor, hooksPath, filters, aliases, includes
-	{"commondir", false, true},        // sends git to another directory's config and hooks
-	{"modules", true, true},           // submodules' git directories, with their own config and hooks
-	{"worktrees", true, true},         // linked worktrees' git directories
-	{"config.worktree", false, false}, // like config, read when extensions.worktreeConfig is on (git sparse-checkout turns it on)
-	{"rebase-merge", true, false},     // a rebase's todo list: its exec lines run at git rebase --continue
-	{"rebase-apply", true, false},     // git am and the apply backend of rebase
-	{"sequencer", true, false},        // cherry-pick and revert: a todo list with exec lines too
-}
-
-// topLevelGit is the part of DefaultProtect that holds the workspace's own
-// git directory.
-func topLevelGit() []string {
-	var out []string
-	for _, e := range gitDirEntries {
-		if e.stub {
-			p := ".git/" + e.name
-			if e.dir {
-				p += "/"
-			}
-			out = append(out, p)
-		}
-	}
-	return out
+	{"hooks", true},            // run by commits, checkouts, merges
+	{"config", false},          // core.fsmonitor, hooksPath, filters, aliases, includes
+	{"commondir", false},       // sends git to another directory's config and hooks
+	{"modules", true},          // submodules' git directories, with their own config and hooks
+	{"worktrees", true},        // linked worktrees' git directories
+	{"config.worktree", false}, // like config, read when extensions.worktreeConfig is on (git sparse-checkout turns it on)
+	{"rebase-merge", true},     // a rebase's todo list: its exec lines run at git rebase --continue
+	{"rebase-apply", true},     // git am and the apply backend of rebase
+	{"sequencer", true},        // cherry-pick and revert: a todo list with exec lines too
 }
 
 // A hold is a path to keep read-only. One that exists is bound read-only
-// and the directories on its way pinned; a missing one is held by a stub
-// at its first missing component, or, unless stub is set, that component's
-// name is refused to the sandbox by a NameRule.
+// and the directories on its way pinned; a missing one's first missing
+// component is refused to the sandbox by a NameRule, and so is the name of
+// one that exists (a program outside that replaces it dissolves the
+// mount).
 type hold struct {
 	path string // absolute
-	dir  bool   // a directory is expected (a missing one gets a directory stub)
-	stub bool
-	pin  bool   // an existing directory only pinned, not made read-only (a NameRule's directory)
-	why  string // the NameRule's reason
+	dir  bool   // a directory is expected
+	// exact refuses a link anywhere on the way (a path the admin or the
+	// policy names); without it a link's name is refused and what it leads
+	// to held (a path git configuration names).
+	exact bool
+	pin   bool   // an existing directory only pinned, not made read-only (a NameRule's directory)
+	why   string // the NameRule's reason
 }
 
-// relHolds turns workspace-relative protect paths (a trailing slash marks
-// a directory) into holds with stubs.
-func relHolds(ws string, rels []string) []hold {
-	out := make([]hold, 0, len(rels))
-	for _, rel := range rels {
-		out = append(out, hold{path: filepath.Join(ws, rel), dir: strings.HasSuffix(rel, "/"), stub: true})
+// A protectedPath is a workspace-relative path kept read-only (a trailing
+// slash marks a directory), and why.
+type protectedPath struct{ path, why string }
+
+// relHolds turns workspace-relative protected paths into holds.
+func relHolds(ws string, paths []protectedPath) []hold {
+	out := make([]hold, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, hold{path: filepath.Join(ws, p.path), dir: strings.HasSuffix(p.path, "/"), exact: true, why: p.why})
 	}
 	return out
 }
@@ -88,10 +73,6 @@ func relHolds(ws string, rels []string) []hold {
 type gitDir struct {
 	path      string
 	worktrees []string
-	// top is the workspace's own .git directory, whose stub entries are
-	// DefaultProtect's; stubEntries marks the git directory a .git file at
-	// the top points to, whose stub entries are held by stubs as well.
-	top, stubEntries bool
 }
 
 // gitHolds is what protectGit found to hold, and the names to refuse in
@@ -140,7 +121,7 @@ func protectGit(ws string, roots []string, home string, environ []string, walk *
 	if _, err := os.Lstat(filepath.Join(ws, ".git")); err != nil {
 		for d := filepath.Dir(ws); ; d = filepath.Dir(d) {
 			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-				s.addTarget(filepath.Join(d, ".git"), d, false, whyGitFile)
+				s.addTarget(filepath.Join(d, ".git"), d, whyGitFile)
 				break
 			}
 			if d == "/" {
@@ -153,7 +134,7 @@ func protectGit(ws string, roots []string, home string, environ []string, walk *
 		top := e.path == filepath.Join(ws, ".git")
 		switch e.kind {
 		case unix.DT_DIR:
-			s.add(e.path, worktree, top, false)
+			s.add(e.path, worktree)
 		case unix.DT_REG:
 			s.holds = append(s.holds, hold{path: e.path, why: whyGitFile})
 			target, err := gitdirFile(e.path)
@@ -166,7 +147,7 @@ func protectGit(ws string, roots []string, home string, environ []string, walk *
 			if !filepath.IsAbs(target) {
 				target = filepath.Join(worktree, target)
 			}
-			s.addTarget(target, worktree, top, whyGitFile)
+			s.addTarget(target, worktree, whyGitFile)
 		case unix.DT_LNK:
 			target, err := os.Readlink(e.path)
 			if err != nil {
@@ -175,7 +156,7 @@ func protectGit(ws string, roots []string, home string, environ []string, walk *
 			if !filepath.IsAbs(target) {
 				target = filepath.Join(worktree, target)
 			}
-			s.addTarget(target, worktree, false, whyGitFile)
+			s.addTarget(target, worktree, whyGitFile)
 		}
 	}
 	if err := s.readConfigs(environ); err != nil {
@@ -189,10 +170,7 @@ func protectGit(ws string, roots []string, home string, environ []string, walk *
 		s.holds = append(s.holds, hold{path: g.path, pin: true, why: whyGitDir})
 		for _, e := range gitDirEntries {
 			out.names = append(out.names, missingName{dir: g.path, name: e.name, why: whyGitDir})
-			if e.stub && g.top {
-				continue // in DefaultProtect
-			}
-			s.holds = append(s.holds, hold{path: filepath.Join(g.path, e.name), dir: e.dir, stub: e.stub && g.stubEntries, why: whyGitDir})
+			s.holds = append(s.holds, hold{path: filepath.Join(g.path, e.name), dir: e.dir, why: whyGitDir})
 		}
 	}
 	out.holds = s.holds
@@ -203,7 +181,7 @@ func (s *gitScan) writable(p string) bool { return underAny(p, s.roots) }
 
 // addTarget registers the git directory a .git file, a link or a commondir
 // points to. A missing one in a writable place must not appear.
-func (s *gitScan) addTarget(target, worktree string, stubEntries bool, why string) {
+func (s *gitScan) addTarget(target, worktree, why string) {
 	target = filepath.Clean(target)
 	resolved, err := filepath.EvalSymlinks(target)
 	if err != nil {
@@ -213,20 +191,19 @@ func (s *gitScan) addTarget(target, worktree string, stubEntries bool, why strin
 		return
 	}
 	if fi, err := os.Stat(resolved); err == nil && fi.IsDir() {
-		s.add(resolved, worktree, false, stubEntries)
+		s.add(resolved, worktree)
 	}
 }
 
 // add registers a git directory used from worktree ("" if unknown), and
 // the git directories it leads to: its commondir, its submodules' and its
 // linked worktrees'.
-func (s *gitScan) add(path, worktree string, top, stubEntries bool) {
+func (s *gitScan) add(path, worktree string) {
 	if g, ok := s.dirs[path]; ok {
 		g.addWorktree(worktree)
-		g.top, g.stubEntries = g.top || top, g.stubEntries || stubEntries
 		return
 	}
-	g := &gitDir{path: path, top: top, stubEntries: stubEntries}
+	g := &gitDir{path: path}
 	g.addWorktree(worktree)
 	s.dirs[path] = g
 	s.order = append(s.order, g)
@@ -236,10 +213,10 @@ func (s *gitScan) add(path, worktree string, top, stubEntries bool) {
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(path, common)
 		}
-		s.addTarget(common, worktree, stubEntries, whyCommon)
+		s.addTarget(common, worktree, whyCommon)
 	}
 	for _, sub := range submoduleGitDirs(filepath.Join(path, "modules")) {
-		s.add(sub, "", false, false) // its working tree comes from its core.worktree, or from its .git file
+		s.add(sub, "") // its working tree comes from its core.worktree, or from its .git file
 	}
 	linked, _ := os.ReadDir(filepath.Join(path, "worktrees"))
 	for _, l := range linked {
@@ -252,7 +229,7 @@ func (s *gitScan) add(path, worktree string, top, stubEntries bool) {
 		if !filepath.IsAbs(dotGit) {
 			dotGit = filepath.Join(dir, dotGit) // worktree.useRelativePaths
 		}
-		s.add(dir, filepath.Dir(filepath.Clean(dotGit)), false, false)
+		s.add(dir, filepath.Dir(filepath.Clean(dotGit)))
 	}
 }
 
@@ -383,7 +360,7 @@ func (s *gitScan) named(e gitconfig.Entry, bases []string) {
 	switch e.Kind() {
 	case gitconfig.HooksDir:
 		for _, p := range s.resolve(e.Value, bases) {
-			s.holds = append(s.holds, hold{path: p, dir: true, stub: true, why: whyHooks})
+			s.holds = append(s.holds, hold{path: p, dir: true, exact: true, why: whyHooks})
 		}
 	case gitconfig.TemplateDir:
 		for _, p := range s.resolve(e.Value, bases) {
@@ -430,9 +407,9 @@ func (s *gitScan) resolve(value string, bases []string) []string {
 
 // nameRules groups the names the sandbox may not create by directory and
 // reason, in a stable order. Names in a directory that a read-only mount
-// or a stub already holds need no rule; a name that a mount holds still
-// does, because git outside may remove what is there during the session,
-// and with it the mount.
+// already holds need no rule; a name that a mount holds still does,
+// because a program outside may replace or remove what is there during the
+// session, and with it the mount.
 func nameRules(mounts []mount, missing []missingName) []NameRule {
 	type key struct{ dir, why string }
 	names := map[key][]string{}

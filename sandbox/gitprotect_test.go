@@ -73,13 +73,13 @@ func TestProtectGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mounts, missing, err := protections([]string{ws}, append(relHolds(ws, topLevelGit()), git.holds...))
+	mounts, missing, err := protections([]string{ws}, git.holds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, m := range mounts {
-		got = append(got, []string{"pin", "ro", "stub-dir", "stub-file"}[m.kind]+" "+strings.TrimPrefix(m.path, ws+"/"))
+		got = append(got, []string{"pin", "ro"}[m.kind]+" "+strings.TrimPrefix(m.path, ws+"/"))
 	}
 	for _, r := range nameRules(mounts, append(missing, git.names...)) {
 		why := map[string]string{whyGitDir: "git dir", whyGitFile: ".git file", whyIncluded: "included", whyHooks: "hooks"}[r.Why]
@@ -89,47 +89,43 @@ func TestProtectGit(t *testing.T) {
 		got = append(got, "rule "+strings.TrimPrefix(r.Dir, ws)+": "+strings.Join(r.Names, " ")+" ("+why+")")
 	}
 	sort.Strings(got)
+	// The workspace's own git directory, a nested clone's, the submodule's
+	// and the linked worktree's .git files (their names refused too: a
+	// program outside may replace them), what the user's configuration
+	// includes and names, in every working tree.
 	want := []string{
-		// The workspace's own git directory: DefaultProtect's entries, as
-		// before (stubs where missing: this one was made without hooks).
 		"pin .git",
-		"ro .git/config",
-		"stub-dir .git/hooks",
-		"stub-file .git/commondir",
-		"ro .git/modules",   // the submodule's git directory inside
-		"ro .git/worktrees", // the linked worktree's
-		"rule /.git: commondir config config.worktree hooks modules rebase-apply rebase-merge sequencer worktrees (git dir)",
-		// The submodule's and the linked worktree's .git files.
 		"pin sub",
-		"ro sub/.git",
-		"pin wt",
-		"ro wt/.git",
-		// A nested clone: its entries, and what its config includes.
 		"pin vendor",
 		"pin vendor/lib",
 		"pin vendor/lib/.git",
+		"pin wt",
+		"ro .git/config",
+		"ro .git/modules",
+		"ro .git/worktrees",
+		"ro run.sh",
+		"ro sub/.git",
+		"ro team.gitconfig",
 		"ro vendor/lib/.git/config",
 		"ro vendor/lib/.git/hooks",
-		"rule /vendor/lib/.git: commondir config config.worktree hooks modules rebase-apply rebase-merge sequencer worktrees (git dir)",
-		"rule : inc (included)",
-		// The user's git configuration: the file it includes from the
-		// workspace, its relative hooks directory in every working tree,
-		// and the files its commands name, relative ones in every working
-		// tree.
-		"ro team.gitconfig",
-		"stub-dir .githooks",
-		"stub-dir sub/.githooks",
-		"stub-dir vendor/lib/.githooks",
-		"stub-dir wt/.githooks",
-		"ro run.sh",
-		"rule : scripts (named by alias.x)",
-		"rule : tools (named by core.fsmonitor)",
+		"ro wt/.git",
+		"rule /.git: commondir config config.worktree hooks modules rebase-apply rebase-merge sequencer worktrees (git dir)",
+		"rule /sub: .git (.git file)",
+		"rule /sub: .githooks (hooks)",
 		"rule /sub: scripts (named by alias.x)",
 		"rule /sub: tools (named by core.fsmonitor)",
+		"rule /vendor/lib/.git: commondir config config.worktree hooks modules rebase-apply rebase-merge sequencer worktrees (git dir)",
+		"rule /vendor/lib: .githooks (hooks)",
 		"rule /vendor/lib: scripts (named by alias.x)",
 		"rule /vendor/lib: tools (named by core.fsmonitor)",
+		"rule /wt: .git (.git file)",
+		"rule /wt: .githooks (hooks)",
 		"rule /wt: scripts (named by alias.x)",
 		"rule /wt: tools (named by core.fsmonitor)",
+		"rule : .githooks (hooks)",
+		"rule : inc team.gitconfig (included)",
+		"rule : run.sh scripts (named by alias.x)",
+		"rule : tools (named by core.fsmonitor)",
 	}
 	sort.Strings(want)
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -137,8 +133,7 @@ func TestProtectGit(t *testing.T) {
 	}
 }
 
-// listing is the mounts and NameRules of the top-level defaults and
-// protectGit, one line each, paths relative to dir, rules' reasons cut
+// listing is the mounts and NameRules of protectGit, one line each, paths relative to dir, rules' reasons cut
 // short.
 func listing(t *testing.T, dir, ws string, roots []string, home string, environ []string) ([]string, error) {
 	t.Helper()
@@ -146,13 +141,13 @@ func listing(t *testing.T, dir, ws string, roots []string, home string, environ 
 	if err != nil {
 		return nil, err
 	}
-	mounts, missing, err := protections(roots, append(relHolds(ws, topLevelGit()), git.holds...))
+	mounts, missing, err := protections(roots, git.holds)
 	if err != nil {
 		return nil, err
 	}
 	var got []string
 	for _, m := range mounts {
-		got = append(got, []string{"pin", "ro", "stub-dir", "stub-file"}[m.kind]+" "+strings.TrimPrefix(m.path, dir+"/"))
+		got = append(got, []string{"pin", "ro"}[m.kind]+" "+strings.TrimPrefix(m.path, dir+"/"))
 	}
 	for _, r := range nameRules(mounts, append(missing, git.names...)) {
 		why := map[string]string{whyGitDir: "git dir", whyGitFile: ".git file", whyIncluded: "included", whyHooks: "hooks", whyCommon: "commondir"}[r.Why]
@@ -181,56 +176,115 @@ func TestProtectGitCases(t *testing.T) {
 		name:  "a .git file whose git directory is in the workspace, with its common directory",
 		files: map[string]string{"ws/.git": "gitdir: .bare/worktrees/main\n", "ws/.bare/worktrees/main/HEAD": "", "ws/.bare/worktrees/main/commondir": "../..\n", "ws/.bare/HEAD": "", "ws/.bare/config": "[core]\n"},
 		want: []string{
+			"pin ws/.bare",
+			"ro ws/.bare/config",
+			"ro ws/.bare/worktrees",
 			"ro ws/.git",
-			// The common directory, where git reads config and hooks:
-			// stubs where missing, as for the workspace's own. The
-			// target, in it, is held with its worktrees/.
-			"pin ws/.bare", "ro ws/.bare/config", "ro ws/.bare/worktrees",
-			"stub-dir ws/.bare/hooks", "stub-dir ws/.bare/modules", "stub-file ws/.bare/commondir",
+			"rule ws: .git (.git file)",
 		},
 	}, {
 		name:  "a nested .git file pointing to a missing directory",
 		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/lib/.git": "gitdir: ../.store/lib\n"},
-		want:  []string{"pin ws/.git", "pin ws/lib", "ro ws/.git/config", "ro ws/lib/.git", "rule ws: .store (.git file)", "stub-dir ws/.git/hooks", "stub-dir ws/.git/modules", "stub-dir ws/.git/worktrees", "stub-file ws/.git/commondir"},
+		want: []string{
+			"pin ws/.git",
+			"pin ws/lib",
+			"ro ws/.git/config",
+			"ro ws/lib/.git",
+			"rule ws/lib: .git (.git file)",
+			"rule ws: .store (.git file)",
+		},
 	}, {
 		name:  "sequencer state of a nested repository",
 		files: map[string]string{"ws/lib/.git/HEAD": "", "ws/lib/.git/config": "", "ws/lib/.git/rebase-merge/git-rebase-todo": "exec make\n", "ws/lib/.git/sequencer/todo": ""},
-		want:  []string{"pin ws/lib", "pin ws/lib/.git", "ro ws/lib/.git/config", "ro ws/lib/.git/rebase-merge", "ro ws/lib/.git/sequencer", "stub-dir ws/.git"},
+		want: []string{
+			"pin ws/lib",
+			"pin ws/lib/.git",
+			"ro ws/lib/.git/config",
+			"ro ws/lib/.git/rebase-merge",
+			"ro ws/lib/.git/sequencer",
+		},
 	}, {
 		name:  "a nested .git link",
 		files: map[string]string{"ws/lib/.git": "->../store", "ws/store/HEAD": "", "ws/store/config": "[core]\n\thooksPath = h\n"},
-		want:  []string{"pin ws/lib", "pin ws/store", "ro ws/store/config", "stub-dir ws/.git", "stub-dir ws/lib/h"},
+		want: []string{
+			"pin ws/lib",
+			"pin ws/store",
+			"ro ws/store/config",
+			"rule ws/lib: h (hooks)",
+		},
 	}, {
 		name:  "a command through a link",
 		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[core]\n\tfsmonitor = bin/fsmon\n", "ws/bin/fsmon": "->../tools/real", "ws/tools/real": ""},
-		want:  []string{"pin ws/.git", "pin ws/bin", "pin ws/tools", "ro ws/.git/config", "ro ws/tools/real", "rule ws/bin: fsmon (named by core.fsmonitor)", "stub-dir ws/.git/hooks", "stub-dir ws/.git/modules", "stub-dir ws/.git/worktrees", "stub-file ws/.git/commondir"},
+		want: []string{
+			"pin ws/.git",
+			"pin ws/bin",
+			"pin ws/tools",
+			"ro ws/.git/config",
+			"ro ws/tools/real",
+			"rule ws/bin: fsmon (named by core.fsmonitor)",
+			"rule ws/tools: real (named by core.fsmonitor)",
+		},
 	}, {
 		name:  "the repository above a workspace-root names files in it",
 		files: map[string]string{"repo/.git/HEAD": "", "repo/.git/config": "[core]\n\thooksPath = ws/hooks\n[include]\n\tpath = ../ws/x.inc\n", "repo/ws/": ""},
 		ws:    "repo/ws",
-		want:  []string{"rule repo/ws: x.inc (included)", "stub-dir repo/ws/.git", "stub-dir repo/ws/hooks"},
+		want: []string{
+			"rule repo/ws: hooks (hooks)",
+			"rule repo/ws: x.inc (included)",
+		},
 	}, {
 		name:    "a global config named by GIT_CONFIG_GLOBAL, in the workspace",
 		files:   map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/hooks/": "", "ws/.git/modules/": "", "ws/.git/worktrees/": "", "ws/.git/commondir": ".", "ws/my.gitconfig": "[core]\n\tpager = ./pager.sh\n"},
 		environ: []string{"GIT_CONFIG_GLOBAL=$DIR/ws/my.gitconfig"},
-		want:    []string{"pin ws/.git", "ro ws/.git/commondir", "ro ws/.git/config", "ro ws/.git/hooks", "ro ws/.git/modules", "ro ws/.git/worktrees", "ro ws/my.gitconfig", "rule ws: pager.sh (named by core.pager)"},
+		want: []string{
+			"pin ws/.git",
+			"ro ws/.git/commondir",
+			"ro ws/.git/config",
+			"ro ws/.git/hooks",
+			"ro ws/.git/modules",
+			"ro ws/.git/worktrees",
+			"ro ws/my.gitconfig",
+			"rule ws: my.gitconfig (included)",
+			"rule ws: pager.sh (named by core.pager)",
+		},
 	}, {
 		name:  "a repository in an allow-write path",
 		files: map[string]string{"ws/": "", "cache/dep/.git/HEAD": "", "cache/dep/.git/config": ""},
 		roots: []string{"cache"},
-		want:  []string{"pin cache/dep", "pin cache/dep/.git", "ro cache/dep/.git/config", "stub-dir ws/.git"},
+		want: []string{
+			"pin cache/dep",
+			"pin cache/dep/.git",
+			"ro cache/dep/.git/config",
+		},
 	}, {
 		name: "a linked worktree outside the workspace includes a workspace file",
 		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/hooks/": "", "ws/.git/modules/": "", "ws/.git/commondir": ".",
 			"ws/.git/worktrees/wt/HEAD": "", "ws/.git/worktrees/wt/commondir": "../..", "ws/.git/worktrees/wt/gitdir": "../../../../elsewhere/wt/.git",
 			"ws/.git/worktrees/wt/config.worktree": "[include]\n\tpath = ../../../wt.inc\n", "elsewhere/wt/.git": "gitdir: ../../ws/.git/worktrees/wt\n"},
-		want: []string{"pin ws/.git", "ro ws/.git/commondir", "ro ws/.git/config", "ro ws/.git/hooks", "ro ws/.git/modules", "ro ws/.git/worktrees", "rule ws: wt.inc (included)"},
+		want: []string{
+			"pin ws/.git",
+			"ro ws/.git/commondir",
+			"ro ws/.git/config",
+			"ro ws/.git/hooks",
+			"ro ws/.git/modules",
+			"ro ws/.git/worktrees",
+			"rule ws: wt.inc (included)",
+		},
 	}, {
 		name: "a submodule not checked out includes a workspace file",
 		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/hooks/": "", "ws/.git/worktrees/": "", "ws/.git/commondir": ".",
 			"ws/.git/modules/lib/HEAD": "", "ws/.git/modules/lib/config": "[core]\n\tworktree = ../../../lib\n[include]\n\tpath = ../../../lib.inc\n[alias]\n\tx = !tools/x.sh\n"},
 		// Its working tree, from core.worktree, is where its alias runs.
-		want: []string{"pin ws/.git", "ro ws/.git/commondir", "ro ws/.git/config", "ro ws/.git/hooks", "ro ws/.git/modules", "ro ws/.git/worktrees", "rule ws: lib (named by alias.x)", "rule ws: lib.inc (included)"},
+		want: []string{
+			"pin ws/.git",
+			"ro ws/.git/commondir",
+			"ro ws/.git/config",
+			"ro ws/.git/hooks",
+			"ro ws/.git/modules",
+			"ro ws/.git/worktrees",
+			"rule ws: lib (named by alias.x)",
+			"rule ws: lib.inc (included)",
+		},
 	}, {
 		name:  "a bad line in a nested repository's config",
 		files: map[string]string{"ws/lib/.git/HEAD": "", "ws/lib/.git/config": "[core]\n\tfsmonitor = \"x\n"},

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -21,18 +20,16 @@ const (
 	InsideMarker = "/run/claude-sandbox/inside"
 )
 
-// DefaultProtect are workspace paths that run code outside the sandbox later.
-// A trailing slash marks a directory. The workspace's git directory's part
-// comes from gitDirEntries, the one list of what git reads in a git
-// directory.
-var DefaultProtect = slices.Concat([]string{
-	".devcontainer/",     // initializeCommand runs on the host, postCreate as root
-	".devcontainer.json", // the same, at the other place the spec allows
-}, topLevelGit(), []string{
-	".vscode/", // tasks.json, launch.json, settings that name executables
-	".idea/",   // run configurations
-	".envrc",   // direnv runs it in every shell that enters the workspace
-})
+// defaultProtect are workspace paths that run code outside the sandbox
+// later. The workspace's git directory is held as every git directory is
+// (gitDirEntries), and a missing one cannot be made (outsideNames).
+var defaultProtect = []protectedPath{
+	{".devcontainer/", "initializeCommand runs on the host at a rebuild, postCreate as root"},
+	{".devcontainer.json", "the dev container's configuration at the other place the spec allows"},
+	{".vscode/", "tasks.json, launch.json and settings that name executables, which VS Code runs"},
+	{".idea/", "run configurations, which JetBrains IDEs run"},
+	{".envrc", "direnv runs it in every shell that enters the workspace"},
+}
 
 // MaskedDirs are hidden behind an empty tmpfs when they exist: other users'
 // homes, other projects, runtime sockets and secrets, shared temp files.
@@ -82,16 +79,22 @@ type Plan struct {
 	Redacted  []string // Args with values copied from the caller shown as <passed>
 	Command   []string // what bwrap runs, after "--" on its command line: init, then Claude
 	Claude    []string // the command init execs
-	Stubs     []Stub   // missing protected paths the launcher creates so they can be bound read-only
 	Caches    []string // the sandbox-cache directories outside, which the launcher creates if missing
 	// Listen are the loopback addresses init opens inside the sandbox's
 	// network namespace and hands to the launcher: the egress proxy, then
 	// the credential proxy. Empty in open mode.
 	Listen []string
 	Egress *egress.Policy // what the egress proxy lets through; nil in open mode
-	// NameRules are names the sandbox may not create in a directory, because
-	// a program outside would obey a file of that name there (ADR 0014).
+	// NameRules are names the sandbox may not create or write in a
+	// directory, because a program outside would obey a file of that name
+	// there (ADR 0014); PathRules are the protected paths missing at launch.
 	NameRules []NameRule
+	PathRules []PathRule
+	// GitDirNames are refused, with everything below them, in every
+	// directory named ".git" the outside sees, whenever it appeared (a
+	// repository made outside during the session too): GitDirWhy says why.
+	GitDirNames []string
+	GitDirWhy   string
 	// OutsideNames are never created where the outside can see them, and
 	// Private are the sandbox's own file systems, where they may be.
 	OutsideNames []OutsideName
@@ -123,6 +126,15 @@ type NameRule struct {
 	Dir   string   // an existing directory, symlinks resolved
 	Names []string // names compared as they are, byte for byte
 	Why   string   // shown by argv --explain and in refusals
+}
+
+// A PathRule keeps the sandbox from making or writing anything at or below
+// Path, a protected path that is missing at launch: should a program
+// outside make it during the session (the user's editor makes .vscode/),
+// no read-only mount holds it, and the warden refuses in its place.
+type PathRule struct {
+	Path string
+	Why  string
 }
 
 // File descriptors the launcher hands to bwrap, in this order.
@@ -197,16 +209,20 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 		b.add("--ro-bind-try", p, p)
 	}
 
-	protect := append([]string{}, DefaultProtect...)
+	protect := append([]protectedPath{}, defaultProtect...)
 	for _, p := range c.Protect {
-		protect = append(protect, p.Value)
+		protect = append(protect, protectedPath{p.Value, fmt.Sprintf("protect = %s in %s:%d", p.Value, c.Source, p.Line)})
 	}
-	protect = append(protect, s.Protect...)
+	for _, p := range s.Protect {
+		protect = append(protect, protectedPath{p, "CLAUDE_SANDBOX_PROTECT of the launching environment"})
+	}
 	derived, err := DerivedProtect(ws)
 	if err != nil {
 		return nil, err
 	}
-	protect = append(protect, derived...)
+	for _, p := range derived {
+		protect = append(protect, protectedPath{p, "named by the dev container's configuration: a rebuild runs it"})
+	}
 	// Sandbox caches: home paths kept between sessions in a directory only
 	// the sandbox uses (ADR 0013).
 	roots := []string{ws} // where the sandbox can write
@@ -248,16 +264,13 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Workspace: ws, Caches: caches, NameRules: nameRules(mounts, append(missing, git.names...))}
+	plan := &Plan{Workspace: ws, Caches: caches, NameRules: nameRules(mounts, append(missing, git.names...)), PathRules: pathRules(mounts, missing)}
 	for _, m := range mounts {
 		switch m.kind {
 		case pin:
 			b.add("--bind", m.path, m.path)
 		case readOnly:
 			b.add("--ro-bind", m.path, m.path)
-		case stubDir, stubFile:
-			b.add("--ro-bind", m.path, m.path)
-			plan.Stubs = append(plan.Stubs, Stub{Path: m.path, Dir: m.kind == stubDir})
 		}
 	}
 
@@ -297,6 +310,10 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 
 	plan.Args, plan.Redacted = b.args, b.redacted
 	plan.OutsideNames, plan.Private = outsideNames, private
+	for _, e := range gitDirEntries {
+		plan.GitDirNames = append(plan.GitDirNames, e.name)
+	}
+	plan.GitDirWhy = whyGitDir
 	plan.Claude = append([]string{filepath.Join(home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
 	plan.Command = InitCommand(plan.Listen, private, plan.Claude)
 	return plan, nil
@@ -396,34 +413,11 @@ func gitTop(dir string) string {
 	}
 }
 
-// Stub is a protected path that is missing at launch. The launcher creates
-// it (an empty directory, or for the few files a tool must be able to read,
-// a file holding StubContent) before bwrap binds it read-only, so the name
-// cannot be created inside, and removes it when the last session in the
-// workspace ends (ADR 0005).
-type Stub struct {
-	Path string
-	Dir  bool
-}
-
-// StubContent is what a file stub holds, or "" where a directory stub
-// serves. Git reads .git/commondir whenever it exists, so that stub is a
-// file naming the git directory itself, which is what git assumes without
-// one.
-func StubContent(path string) string {
-	if filepath.Base(path) == "commondir" {
-		return ".\n"
-	}
-	return ""
-}
-
 type mountKind int
 
 const (
 	pin      mountKind = iota // a directory bound onto itself so it cannot be renamed away
 	readOnly                  // an existing path bound read-only
-	stubDir                   // a missing path, held by an empty read-only directory
-	stubFile                  // a missing file that tools read, held by a read-only file
 )
 
 type mount struct {
@@ -431,18 +425,18 @@ type mount struct {
 	kind mountKind
 }
 
-// missingName is a name the sandbox may not create in dir: the first
-// missing component of a hold without a stub.
-type missingName struct{ dir, name, why string }
+// missingName is a name the sandbox may not create, or write, in dir; for
+// a protected path that is missing, path is that path.
+type missingName struct{ dir, name, why, path string }
 
-// protections turns holds into mounts. A path that exists is bound
-// read-only. A missing one is held by an empty read-only stub at its first
-// missing component, so it cannot be created, or, for holds without stubs,
-// that component is returned as a name to refuse. Every existing directory
-// between a root and a held path is pinned: a mount point cannot be
-// renamed, so the protection cannot be moved aside. Paths outside the roots
-// (the workspace and the allow-write paths) are left alone: the sandbox
-// cannot write there.
+// protections turns holds into mounts and names. A path that exists is
+// bound read-only, and its name refused (a program outside that replaces it
+// dissolves the mount). A missing one's first missing component is
+// refused: the warden keeps the sandbox from making it (ADR 0014). Every
+// existing directory between a root and a held path is pinned: a mount
+// point cannot be renamed, so the protection cannot be moved aside. Paths
+// outside the roots (the workspace and the allow-write paths) are left
+// alone: the sandbox cannot write there.
 func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
 	kinds := map[string]mountKind{}
 	var missing []missingName
@@ -470,25 +464,16 @@ func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
 			last := j == len(parts)-1
 			fi, err := os.Lstat(cur)
 			switch {
-			case errors.Is(err, fs.ErrNotExist) && !h.stub:
-				missing = append(missing, missingName{parent, part, h.why})
 			case errors.Is(err, fs.ErrNotExist):
-				// A directory holds even a missing file's name: git shows
-				// neither an empty directory as untracked nor lets it be
-				// added, so no stub can end up in a commit.
-				k := stubDir
-				if last && !h.dir && StubContent(cur) != "" {
-					k = stubFile
-				}
-				kinds[cur] = k
+				missing = append(missing, missingName{parent, part, whyOr(h.why), h.path})
 			case err != nil:
 				return nil, nil, fmt.Errorf("protected path %s: %v", cur, err)
-			case fi.Mode()&fs.ModeSymlink != 0 && h.stub:
+			case fi.Mode()&fs.ModeSymlink != 0 && h.exact:
 				return nil, nil, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only; replace it with the real directory or file", cur)
 			case fi.Mode()&fs.ModeSymlink != 0:
 				// The link's name is refused, so it cannot be replaced once
 				// removed; what it leads to is held in its place.
-				missing = append(missing, missingName{parent, part, h.why})
+				missing = append(missing, missingName{parent, part, h.why, ""})
 				if target, err := os.Readlink(cur); err == nil && len(queue) < len(holds)+maxLinkHolds {
 					if !filepath.IsAbs(target) {
 						target = filepath.Join(parent, target)
@@ -502,6 +487,10 @@ func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
 				}
 			case last || !fi.IsDir():
 				kinds[cur] = readOnly
+				// The name is refused too: a program outside that replaces
+				// the file (an editor's save, git's rename of config.lock)
+				// dissolves the sandbox's mount on it.
+				missing = append(missing, missingName{parent, part, whyOr(h.why), ""})
 			default:
 				if _, ok := kinds[cur]; !ok {
 					kinds[cur] = pin
@@ -518,7 +507,7 @@ func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
 	sort.Strings(paths)
 	var out []mount
 	for _, p := range paths {
-		// Anything below a read-only path or a stub is already held.
+		// Anything below a read-only path is already held.
 		if !heldBy(out, p) {
 			out = append(out, mount{p, kinds[p]})
 		}
@@ -530,10 +519,34 @@ func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
 	return out, missing, nil
 }
 
+// pathRules are the protected paths missing at launch, but for those below
+// a read-only mount, which holds them whenever they appear.
+func pathRules(mounts []mount, missing []missingName) []PathRule {
+	var out []PathRule
+	seen := map[string]bool{}
+	for _, m := range missing {
+		if m.path == "" || seen[m.path] || heldBy(mounts, m.path) {
+			continue
+		}
+		seen[m.path] = true
+		out = append(out, PathRule{Path: m.path, Why: m.why})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// whyOr is a hold's reason, or the protected paths' own.
+func whyOr(why string) string {
+	if why != "" {
+		return why
+	}
+	return "a protected path: a program outside the sandbox runs or obeys it"
+}
+
 // maxLinkHolds bounds the holds that links add, so links in a circle end.
 const maxLinkHolds = 64
 
-// heldBy reports whether p is at or below a read-only mount or a stub.
+// heldBy reports whether p is at or below a read-only mount.
 func heldBy(mounts []mount, p string) bool {
 	for _, m := range mounts {
 		if m.kind != pin && within(m.path, p) {

@@ -52,7 +52,7 @@ type writeCheck struct {
 	ws, home    string
 	passwdHomes []string          // the homes the passwd database names
 	homes       []string          // the other homes, links resolved; filled on first use
-	protect     []string          // workspace-relative protected paths
+	protect     []protectedPath   // workspace-relative protected paths
 	product     map[string]string // the product's files, and what each is
 	path        []string          // append-path directories
 	caches      []Line            // sandbox-cache lines
@@ -119,7 +119,7 @@ func (w *writeCheck) defeats(p, resolved string) []string {
 		}
 	}
 	for _, prot := range w.protect {
-		if pp := filepath.Join(w.ws, strings.TrimSuffix(prot, "/")); within(pp, resolved) || within(resolved, pp) {
+		if pp := filepath.Join(w.ws, strings.TrimSuffix(prot.path, "/")); within(pp, resolved) || within(resolved, pp) {
 			why = append(why, fmt.Sprintf("is or holds the protected %s", pp))
 		}
 	}
@@ -137,6 +137,10 @@ func (w *writeCheck) defeats(p, resolved string) []string {
 		if within(resolved, file) {
 			why = append(why, fmt.Sprintf("holds %s, %s", file, w.product[file]))
 		}
+	}
+	if within(w.ws, resolved) && resolved != w.ws {
+		// The workspace's own mount and its protections lie over it.
+		why = append(why, "is inside the workspace, which the sandbox writes already")
 	}
 	return why
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -44,4 +45,65 @@ func gitDirPrivate(*facts) (string, error) {
 		return "", fmt.Errorf("mkdir %s/.git: %v; the sandbox's own /tmp should allow it", dir, err)
 	}
 	return "a .git can be made in the sandbox's own /tmp", nil
+}
+
+// wardenRefuses reports, as an error, whether the sandbox can write path:
+// a directory gets a new file in it, a file is opened for writing (nothing
+// is written), a missing path is made as a directory. nil means the warden
+// refused with EROFS, as for a protected path. What a probe made is
+// removed again.
+func wardenRefuses(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := unix.Mkdir(path, 0o755); err == nil {
+			unix.Rmdir(path)
+			return fmt.Errorf("%s could be made", path)
+		} else if !errors.Is(err, unix.EROFS) {
+			return fmt.Errorf("making %s failed with %v, not the warden's EROFS", path, err)
+		}
+	case err != nil:
+		return err
+	case fi.IsDir():
+		probe := filepath.Join(path, fmt.Sprintf(".verify-%d", os.Getpid()))
+		fd, err := unix.Open(probe, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			unix.Close(fd)
+			unix.Unlink(probe)
+			return fmt.Errorf("a file could be made in %s", path)
+		} else if !errors.Is(err, unix.EROFS) {
+			return fmt.Errorf("making a file in %s failed with %v, not EROFS", path, err)
+		}
+	default:
+		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+			return fmt.Errorf("%s could be opened for writing", path)
+		} else if !errors.Is(err, unix.EROFS) {
+			return fmt.Errorf("opening %s for writing failed with %v, not EROFS", path, err)
+		}
+	}
+	return nil
+}
+
+// madeDuringSession reports whether path appeared after the sandbox was
+// set up (its birth, else its change time, is later than the inside
+// marker's, which bwrap made then): a protected path a program outside
+// made during the session has no mount of its own, and the warden holds
+// it instead.
+func madeDuringSession(path string) bool {
+	var marker, st unix.Statx_t
+	const mask = unix.STATX_BTIME | unix.STATX_CTIME
+	if unix.Statx(unix.AT_FDCWD, sandbox.InsideMarker, 0, mask, &marker) != nil ||
+		unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, mask, &st) != nil {
+		return false
+	}
+	when := func(s *unix.Statx_t) unix.StatxTimestamp {
+		if s.Mask&unix.STATX_BTIME != 0 {
+			return s.Btime
+		}
+		return s.Ctime
+	}
+	a, b := when(&st), when(&marker)
+	return a.Sec > b.Sec || (a.Sec == b.Sec && a.Nsec > b.Nsec)
 }

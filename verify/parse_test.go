@@ -148,6 +148,9 @@ func testPlan(t *testing.T, conf string) *sandbox.Plan {
 			t.Fatal(err)
 		}
 	}
+	if err := os.WriteFile(filepath.Join(ws, ".git/config"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c, err := sandbox.ParseConf("test.conf", strings.NewReader(conf))
 	if err != nil {
 		t.Fatal(err)

@@ -26,9 +26,11 @@ func workspaceWritable(f *facts) (string, error) {
 
 // protectedPathsReadOnly: every protected workspace path of the plan (the
 // defaults, protect lines, paths derived from git and dev container
-// files, stubs for missing ones) is read-only, and every directory on the
-// way to one is pinned (a mount point cannot be renamed, so none can be
-// moved aside and replaced).
+// files) is read-only, every directory on the way to one is pinned (a
+// mount point cannot be renamed, so none can be moved aside and replaced),
+// and every protected path that was missing at launch cannot be made: the
+// warden refuses it (and, should a program outside have made it since,
+// anything written in it).
 func protectedPathsReadOnly(f *facts) (string, error) {
 	if err := firstError(f.mountsErr, f.launchErr); err != nil {
 		return "", err
@@ -43,9 +45,20 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 	}
 	sort.Strings(points)
 	var held []string
-	pins := 0
+	pins, warden := 0, 0
 	for _, point := range points {
 		rel := strings.TrimPrefix(point, ws+"/")
+		_, mounted := f.mountAt(point)
+		if !mounted && madeDuringSession(point) {
+			// Made outside since the launch: the warden holds it.
+			if final[point].readOnly() {
+				if err := wardenRefuses(point); err != nil {
+					return "", fmt.Errorf("protected %s, made during the session: %v", rel, err)
+				}
+				warden++
+			}
+			continue
+		}
 		if final[point].readOnly() {
 			if _, err := readOnly(point); err != nil {
 				return "", fmt.Errorf("protected %s: %v", rel, err)
@@ -53,20 +66,25 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 			held = append(held, rel)
 			continue
 		}
-		if _, ok := f.mountAt(point); !ok {
+		if !mounted {
 			return "", fmt.Errorf("%s is not pinned: it could be renamed and replaced", rel)
 		}
 		pins++
 	}
-	return fmt.Sprintf("%d read-only (%s); %d directories on the way pinned", len(held), strings.Join(held, ", "), pins), nil
+	for _, r := range f.launch.plan.PathRules {
+		if err := wardenRefuses(r.Path); err != nil {
+			return "", fmt.Errorf("protected %s, missing at launch: %v", strings.TrimPrefix(r.Path, ws+"/"), err)
+		}
+		warden++
+	}
+	return fmt.Sprintf("%d read-only (%s); %d directories on the way pinned; %d missing, refused by the warden", len(held), strings.Join(held, ", "), pins, warden), nil
 }
 
 // plannedMounts: every mount of the plan is in place, read-only exactly
-// where the plan says so: the policy was applied in full. In the
-// workspace, read-only where the plan pins, or a read-only directory
-// holding a planned path, is a stub the launcher made for a path that was
-// missing at launch (recomputed here, the stub exists and the plan looks
-// below it), and holds at least as much.
+// where the plan says so: the policy was applied in full. A planned
+// workspace path that a program outside made during the session (so the
+// plan, recomputed here, sees it) has no mount; protectedPathsReadOnly
+// checks that the warden holds it.
 func plannedMounts(f *facts) (string, error) {
 	if err := firstError(f.mountsErr, f.launchErr); err != nil {
 		return "", err
@@ -78,7 +96,7 @@ func plannedMounts(f *facts) (string, error) {
 	}
 	sort.Strings(points)
 	var wrong []string
-	absent, stubbed := 0, 0
+	absent, later := 0, 0
 	for _, point := range points {
 		pm := final[point]
 		m, ok := f.mountAt(point)
@@ -86,8 +104,8 @@ func plannedMounts(f *facts) (string, error) {
 		switch {
 		case !ok && pm.kind == "--ro-bind-try":
 			absent++
-		case (!ok || (m.readOnly && pm.kind == "--bind")) && f.heldByStub(point):
-			stubbed++
+		case !ok && within(f.launch.plan.Workspace, point) && madeDuringSession(point):
+			later++
 		case !ok:
 			wrong = append(wrong, point+" is not mounted")
 		case m.readOnly != pm.readOnly():
@@ -99,19 +117,7 @@ func plannedMounts(f *facts) (string, error) {
 	if len(wrong) > 0 {
 		return "", fmt.Errorf("the plan is not applied: %s", strings.Join(wrong, "; "))
 	}
-	return fmt.Sprintf("all %d mounts of the plan are in place (%d held by a stub's read-only directory, %d optional share-home binds absent)", len(points)-absent, stubbed, absent), nil
-}
-
-// heldByStub reports whether point lies in the workspace at or below a
-// read-only mount there.
-func (f *facts) heldByStub(point string) bool {
-	ws := f.launch.plan.Workspace
-	for _, m := range f.mounts {
-		if m.readOnly && m.point != ws && within(ws, m.point) && within(m.point, point) {
-			return true
-		}
-	}
-	return false
+	return fmt.Sprintf("all %d mounts of the plan are in place (%d made in the workspace during the session, %d optional share-home binds absent)", len(points)-absent-later, later, absent), nil
 }
 
 // writableMounts: every writable mount is one the policy makes writable

@@ -8,7 +8,8 @@ import (
 )
 
 // The warden's seccomp filter sends every system call that can create a
-// name in the file system to the launcher, outside the sandbox. It is
+// name in the file system, or open an existing file for writing, to the
+// launcher, outside the sandbox. It is
 // installed inside the sandbox, after bwrap's own filter (sandbox/seccomp.go),
 // by the init process just before it runs Claude, and holds for every
 // process of the session. The table below is the whole of it: which calls,
@@ -18,9 +19,10 @@ import (
 type call struct {
 	name string
 	nr   uintptr
-	// creatArg >= 0 sends the call only when that argument (open's flags)
-	// has O_CREAT: an open that cannot create a name needs no decision.
-	creatArg int
+	// flagsArg >= 0 sends the call only when that argument (open's flags)
+	// asks to create, truncate or write: an open for reading needs no
+	// decision.
+	flagsArg int
 	// errno, when not zero, fails the call outright instead.
 	errno unix.Errno
 	// decode reads the call's registers into a request; nil with errno.
@@ -35,38 +37,42 @@ func fd(a uint64) int { return int(int32(a)) }
 // calls common to every architecture; calls_*.go add the older ones that
 // only some architectures have.
 var commonCalls = []call{
-	{name: "openat", nr: unix.SYS_OPENAT, creatArg: 2, why: "creates a file name with O_CREAT",
+	{name: "openat", nr: unix.SYS_OPENAT, flagsArg: 2, why: "creates a file name with O_CREAT, or writes a file",
 		decode: func(a [6]uint64) request {
 			return request{op: opOpen, dirfd: fd(a[0]), path: a[1], flags: a[2], mode: uint32(a[3])}
 		}},
-	{name: "mkdirat", nr: unix.SYS_MKDIRAT, creatArg: -1, why: "creates a directory",
+	{name: "mkdirat", nr: unix.SYS_MKDIRAT, flagsArg: -1, why: "creates a directory",
 		decode: func(a [6]uint64) request {
 			return request{op: opMkdir, dirfd: fd(a[0]), path: a[1], mode: uint32(a[2])}
 		}},
-	{name: "mknodat", nr: unix.SYS_MKNODAT, creatArg: -1, why: "creates a file, pipe or device node",
+	{name: "mknodat", nr: unix.SYS_MKNODAT, flagsArg: -1, why: "creates a file, pipe or device node",
 		decode: func(a [6]uint64) request {
 			return request{op: opMknod, dirfd: fd(a[0]), path: a[1], mode: uint32(a[2]), dev: a[3]}
 		}},
-	{name: "symlinkat", nr: unix.SYS_SYMLINKAT, creatArg: -1, why: "creates a symbolic link",
+	{name: "symlinkat", nr: unix.SYS_SYMLINKAT, flagsArg: -1, why: "creates a symbolic link",
 		decode: func(a [6]uint64) request {
 			return request{op: opSymlink, target: a[0], dirfd: fd(a[1]), path: a[2]}
 		}},
-	{name: "linkat", nr: unix.SYS_LINKAT, creatArg: -1, why: "creates a hard link",
+	{name: "linkat", nr: unix.SYS_LINKAT, flagsArg: -1, why: "creates a hard link",
 		decode: func(a [6]uint64) request {
 			return request{op: opLink, dirfd2: fd(a[0]), path2: a[1], dirfd: fd(a[2]), path: a[3], flags: a[4]}
 		}},
-	{name: "renameat", nr: unix.SYS_RENAMEAT, creatArg: -1, why: "gives a file a new name",
+	{name: "renameat", nr: unix.SYS_RENAMEAT, flagsArg: -1, why: "gives a file a new name",
 		decode: func(a [6]uint64) request {
 			return request{op: opRename, dirfd2: fd(a[0]), path2: a[1], dirfd: fd(a[2]), path: a[3]}
 		}},
-	{name: "renameat2", nr: unix.SYS_RENAMEAT2, creatArg: -1, why: "gives a file a new name, or swaps two",
+	{name: "renameat2", nr: unix.SYS_RENAMEAT2, flagsArg: -1, why: "gives a file a new name, or swaps two",
 		decode: func(a [6]uint64) request {
 			return request{op: opRename, dirfd2: fd(a[0]), path2: a[1], dirfd: fd(a[2]), path: a[3], flags: a[4]}
+		}},
+	{name: "truncate", nr: unix.SYS_TRUNCATE, flagsArg: -1, why: "writes a file by its name",
+		decode: func(a [6]uint64) request {
+			return request{op: opTruncate, dirfd: atFDCWD, path: a[0], length: int64(a[1])}
 		}},
 	// openat2's flags live in memory the task could change after a check,
 	// and no libc uses it for open(3): it fails as on an older kernel, and
 	// callers fall back to openat.
-	{name: "openat2", nr: unix.SYS_OPENAT2, creatArg: -1, errno: unix.ENOSYS,
+	{name: "openat2", nr: unix.SYS_OPENAT2, flagsArg: -1, errno: unix.ENOSYS,
 		why: "its flags are in memory, out of the filter's sight; callers fall back to openat"},
 }
 
@@ -90,6 +96,10 @@ func offArg(i int) uint32 { return 16 + 8*uint32(i) } // the low 32 bits on litt
 
 const retNotify = unix.SECCOMP_RET_USER_NOTIF
 
+// writeFlags are the open flags that make a name or change a file: O_RDONLY
+// is 0, so an open for writing always sets O_WRONLY or O_RDWR.
+const writeFlags = unix.O_CREAT | unix.O_TRUNC | unix.O_WRONLY | unix.O_RDWR
+
 func ret(v uint32) insn { return insn{Code: retK, K: v} }
 
 var (
@@ -109,15 +119,15 @@ func program() []insn {
 		if c.errno != 0 {
 			action = ret(unix.SECCOMP_RET_ERRNO | uint32(c.errno))
 		}
-		if c.creatArg < 0 {
+		if c.flagsArg < 0 {
 			p = append(p, insn{Code: jeq, K: uint32(c.nr), Jf: 1}, action)
 			continue
 		}
-		// jeq nr; load the flags; jset O_CREAT; notify; allow; reload nr.
+		// jeq nr; load the flags; jset writeFlags; notify; allow.
 		p = append(p,
 			insn{Code: jeq, K: uint32(c.nr), Jf: 4},
-			insn{Code: ldAbs, K: offArg(c.creatArg)},
-			insn{Code: jset, K: unix.O_CREAT, Jf: 1},
+			insn{Code: ldAbs, K: offArg(c.flagsArg)},
+			insn{Code: jset, K: writeFlags, Jf: 1},
 			action,
 			retAllow)
 	}

@@ -64,8 +64,14 @@ func TestFilter(t *testing.T) {
 		want uint32
 	}{
 		{"openat with O_CREAT", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_CREAT | unix.O_WRONLY}, notify},
-		{"openat without O_CREAT", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_RDWR | unix.O_TRUNC}, allow},
-		{"openat O_TMPFILE", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_TMPFILE | unix.O_WRONLY}, allow},
+		{"openat for writing", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_WRONLY | unix.O_APPEND}, notify},
+		{"openat for reading and writing", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_RDWR}, notify},
+		{"openat truncating", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_RDONLY | unix.O_TRUNC}, notify},
+		{"openat for reading", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW}, allow},
+		{"openat O_PATH", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_PATH | unix.O_DIRECTORY}, allow},
+		{"openat O_TMPFILE", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_TMPFILE | unix.O_WRONLY}, notify},
+		{"truncate", nativeArch, unix.SYS_TRUNCATE, nil, notify},
+		{"ftruncate", nativeArch, unix.SYS_FTRUNCATE, nil, allow},
 		{"mkdirat", nativeArch, unix.SYS_MKDIRAT, nil, notify},
 		{"mknodat", nativeArch, unix.SYS_MKNODAT, nil, notify},
 		{"symlinkat", nativeArch, unix.SYS_SYMLINKAT, nil, notify},
@@ -79,8 +85,8 @@ func TestFilter(t *testing.T) {
 	}
 	for _, c := range legacyCalls {
 		args := []uint64{0, 0, 0}
-		if c.creatArg >= 0 {
-			args[c.creatArg] = unix.O_CREAT
+		if c.flagsArg >= 0 {
+			args[c.flagsArg] = unix.O_CREAT
 		}
 		tests = append(tests, struct {
 			name string

@@ -21,11 +21,6 @@ func openPath(t *testing.T, p string) int {
 	return fd
 }
 
-func fdPath(fd int) string {
-	p, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
-	return p
-}
-
 func selfIDs() (string, string, error) {
 	return strconv.Itoa(os.Getpid()), strconv.Itoa(unix.Gettid()), nil
 }
@@ -163,23 +158,24 @@ func TestRefuse(t *testing.T) {
 	for _, tc := range []struct {
 		dir        int
 		name, want string
+		errno      unix.Errno
 	}{
-		{wsFD, ".git", "outside"},
-		{wsFD, ".GiT", "outside"},
-		{wsFD, ".gitx", ""},
-		{wsFD, "config.worktree", ""},
-		{gitFD, "config.worktree", "git reads it"},
-		{gitFD, "Config.worktree", ""},
+		{wsFD, ".git", "outside", unix.EPERM},
+		{wsFD, ".GiT", "outside", unix.EPERM},
+		{wsFD, ".gitx", "", 0},
+		{wsFD, "config.worktree", "", 0},
+		{gitFD, "config.worktree", "git reads it", unix.EROFS},
+		{gitFD, "Config.worktree", "", 0},
 	} {
-		if got := w.refuse(tc.dir, tc.name); got != tc.want {
-			t.Errorf("refuse(%s, %q) = %q, want %q", fdPath(tc.dir), tc.name, got, tc.want)
+		if got, errno := w.refuse(tc.dir, tc.name); got != tc.want || errno != tc.errno {
+			t.Errorf("refuse(%s, %q) = %q, %v; want %q, %v", fdPath(tc.dir), tc.name, got, errno, tc.want, tc.errno)
 		}
 	}
 	// The sandbox's own file systems may hold any outside name.
 	w.private[pst.Dev] = true
 	privFD := openPath(t, private)
-	if got := w.refuse(privFD, ".git"); got != "" {
-		t.Errorf("refuse on a private file system = %q, want nothing", got)
+	if got, errno := w.refuse(privFD, ".git"); got != "" || errno != 0 {
+		t.Errorf("refuse on a private file system = %q, %v; want nothing", got, errno)
 	}
 	if _, err := New(-1, Rules{Dirs: []DirRule{{Dir: filepath.Join(ws, "missing")}}}); err == nil {
 		t.Error("a rule for a missing directory was accepted")

@@ -40,6 +40,14 @@ type DirRule struct {
 	Why   string
 }
 
+// A PathRule refuses making or writing anything at or below Path: a
+// protected path that did not exist at launch, should a program outside
+// make it during the session.
+type PathRule struct {
+	Path string
+	Why  string
+}
+
 // Rules are what the warden refuses.
 type Rules struct {
 	// Outside names are refused in every directory the outside can see:
@@ -49,9 +57,22 @@ type Rules struct {
 	// by device number: what is made there vanishes with the session.
 	Private []uint64
 	Dirs    []DirRule
+	Paths   []PathRule
+	// InGitDirs are names refused, with everything below them, in every
+	// directory named ".git" the outside sees, whenever it appeared: git
+	// outside obeys them in any repository, also one made outside during
+	// the session.
+	InGitDirs    []string
+	InGitDirsWhy string
 }
 
 type fileID struct{ dev, ino uint64 }
+
+// A dirRule is a DirRule with its directory held open.
+type dirRule struct {
+	DirRule
+	fd int // O_PATH
+}
 
 // Warden answers one sandbox's notifications.
 type Warden struct {
@@ -60,11 +81,14 @@ type Warden struct {
 	// has the capability to chroot or to make a mount namespace. It is
 	// opened from the first task that asks, once that task is known to be
 	// the one that asked.
-	rootMu  sync.Mutex
-	root    int
-	outside []Name
-	private map[uint64]bool
-	dirs    map[fileID]DirRule
+	rootMu   sync.Mutex
+	root     int
+	outside  []Name
+	private  map[uint64]bool
+	dirs     map[fileID]dirRule
+	paths    []PathRule
+	inGit    map[string]bool
+	inGitWhy string
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
 	Refused func(path, why string)
@@ -74,23 +98,30 @@ type Warden struct {
 // one that does not exist is an error, because its names could then be
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
-	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]DirRule{}}
+	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, paths: r.Paths, inGit: map[string]bool{}, inGitWhy: r.InGitDirsWhy}
+	for _, n := range r.InGitDirs {
+		w.inGit[n] = true
+	}
 	for _, d := range r.Private {
 		w.private[d] = true
 	}
 	for _, d := range r.Dirs {
-		var st unix.Stat_t
-		if err := unix.Stat(d.Dir, &st); err != nil {
+		fd, err := unix.Open(d.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
 			return nil, fmt.Errorf("warden: %s: %v", d.Dir, err)
 		}
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			return nil, fmt.Errorf("warden: %s is not a directory", d.Dir)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("warden: %s: %v", d.Dir, err)
 		}
 		id := fileID{st.Dev, st.Ino}
 		if old, ok := w.dirs[id]; ok {
+			unix.Close(fd)
 			d.Names = append(old.Names, d.Names...)
+			fd = old.fd
 		}
-		w.dirs[id] = d
+		w.dirs[id] = dirRule{d, fd}
 	}
 	return w, nil
 }
@@ -213,6 +244,7 @@ const (
 	opSymlink
 	opLink
 	opRename
+	opTruncate
 )
 
 // request is a call's arguments, decoded from its registers.
@@ -226,6 +258,7 @@ type request struct {
 	flags  uint64
 	mode   uint32
 	dev    uint64
+	length int64 // truncate
 }
 
 // carryOut does the call for the task. It returns a descriptor to install
@@ -281,6 +314,8 @@ func (w *Warden) carryOut(n *notif, t *task, req request) (int, unix.Errno) {
 		return -1, w.link(t, wk, start2, path2, start, path, req)
 	case opRename:
 		return -1, w.rename(wk, start2, path2, start, path, req)
+	case opTruncate:
+		return -1, w.truncate(wk, start, path, req.length)
 	}
 	return -1, unix.ENOSYS
 }
@@ -307,43 +342,102 @@ func (w *Warden) sandboxRoot(t *task) (int, error) {
 	return root, nil
 }
 
-// refuse returns why name may not be made in dir, or "".
-func (w *Warden) refuse(dir int, name string) string {
+// refuse says why name may not be made or written in dir, and with which
+// errno: a rule's name is read-only (EROFS, as its read-only mount would
+// answer), an outside name is not permitted (EPERM). It returns "" and 0
+// for a name the sandbox may use.
+func (w *Warden) refuse(dir int, name string) (string, unix.Errno) {
 	var st unix.Stat_t
 	if err := unix.Fstat(dir, &st); err != nil {
-		return "cannot tell what directory this is"
+		return "cannot tell what directory this is", unix.EPERM
 	}
 	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok {
 		for _, n := range r.Names {
 			if n == name {
-				return r.Why
+				return r.Why, unix.EROFS
 			}
+		}
+	}
+	if !w.private[st.Dev] && (len(w.paths) > 0 || len(w.inGit) > 0) {
+		if why := w.underPathRule(fdPath(dir) + "/" + name); why != "" {
+			return why, unix.EROFS
 		}
 	}
 	if !w.private[st.Dev] {
 		for _, n := range w.outside {
 			if n.Name == name || (n.FoldCase && strings.EqualFold(n.Name, name)) {
-				return n.Why
+				return n.Why, unix.EPERM
 			}
 		}
 	}
-	return ""
+	return "", 0
 }
 
-// check refuses a name, reporting it; it returns EPERM or 0.
+// check refuses a name, reporting it; it returns the errno to answer with,
+// or 0.
 func (w *Warden) check(r resolved) unix.Errno {
-	if r.dir < 0 {
-		return 0 // an existing file reached through /proc: no new name
+	var why, path string
+	var errno unix.Errno
+	if r.dir >= 0 {
+		why, errno = w.refuse(r.dir, r.name)
+		if errno != 0 {
+			path = fdPath(r.dir) + "/" + r.name
+		}
+	} else {
+		why, errno = w.ruledFile(r.file)
+		if errno != 0 {
+			path = fdPath(r.file)
+		}
 	}
-	why := w.refuse(r.dir, r.name)
-	if why == "" {
+	if errno != 0 && w.Refused != nil {
+		w.Refused(path, why)
+	}
+	return errno
+}
+
+// checkRule refuses r only for the rules (a directory's names, a missing
+// protected path), not the outside names: an existing ".git" may be moved
+// or linked (the workspace's are mount points, which cannot be).
+func (w *Warden) checkRule(r resolved) unix.Errno {
+	if r.dir < 0 {
+		return w.check(r)
+	}
+	why, errno := w.refuse(r.dir, r.name)
+	if errno != unix.EROFS {
 		return 0
 	}
 	if w.Refused != nil {
-		dir, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", r.dir))
-		w.Refused(strings.TrimSuffix(dir, "/")+"/"+r.name, why)
+		w.Refused(fdPath(r.dir)+"/"+r.name, why)
 	}
-	return unix.EPERM
+	return errno
+}
+
+// ruledFile checks a file reached through /proc (a process's fd/N), whose
+// name the walk never saw: it is refused if it is what one of the rules'
+// names is now. Only regular files and directories can be; the rest
+// (pipes, terminals, /dev/null) are let through at once.
+func (w *Warden) ruledFile(fd int) (string, unix.Errno) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "cannot tell what file this is", unix.EPERM
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
+		return "", 0
+	}
+	if !w.private[st.Dev] {
+		if why := w.underPathRule(fdPath(fd)); why != "" {
+			return why, unix.EROFS
+		}
+	}
+	for _, r := range w.dirs {
+		for _, n := range r.Names {
+			var nst unix.Stat_t
+			if unix.Fstatat(r.fd, n, &nst, unix.AT_SYMLINK_NOFOLLOW) == nil && nst.Dev == st.Dev && nst.Ino == st.Ino {
+				return r.Why, unix.EROFS
+			}
+		}
+	}
+	return "", 0
 }
 
 func (w *Warden) makeNode(t *task, wk *walker, start int, path string, req request) unix.Errno {
@@ -391,6 +485,10 @@ func (w *Warden) link(t *task, wk *walker, start2 int, path2 string, start int, 
 		return errnoOf(err)
 	}
 	defer from.close()
+	// A second name for a ruled file could be opened for writing.
+	if e := w.checkRule(from); e != 0 {
+		return e
+	}
 	if from.file >= 0 {
 		old = from.file
 	} else {
@@ -429,6 +527,9 @@ func (w *Warden) rename(wk *walker, start2 int, path2 string, start int, path st
 		if e := w.check(from); e != 0 {
 			return e
 		}
+	} else if e := w.checkRule(from); e != 0 {
+		// A ruled name moved away could be written under its new one.
+		return e
 	}
 	// The kernel refuses to rename a mount point only in the caller's own
 	// mount namespace; in another one it dissolves the mount. The sandbox's
@@ -472,11 +573,16 @@ func (w *Warden) openOnce(id uint64, t *task, wk *walker, start int, path string
 		return -1, errnoOf(err)
 	}
 	defer r.close()
-	if strings.HasSuffix(path, "/") {
+	tmpfile := flags&unix.O_TMPFILE == unix.O_TMPFILE
+	if strings.HasSuffix(path, "/") && !tmpfile {
 		return -1, unix.EISDIR
 	}
-	if e := w.check(r); e != 0 {
-		return -1, e
+	// An unnamed file makes no name in its directory; linking it later
+	// does, and is checked then.
+	if !tmpfile {
+		if e := w.check(r); e != 0 {
+			return -1, e
+		}
 	}
 	// Never the warden's own controlling terminal, and never blocking the
 	// warden on a FIFO's other end.
@@ -645,4 +751,67 @@ func mountPoint(r resolved) (bool, error) {
 		return false, err
 	}
 	return f.Mnt_id != dir.Mnt_id, nil
+}
+
+// truncate cuts a file to length through a descriptor of its own, after the
+// same checks as an open for writing.
+func (w *Warden) truncate(wk *walker, start int, path string, length int64) unix.Errno {
+	r, err := wk.walk(start, path, true)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer r.close()
+	if e := w.check(r); e != 0 {
+		return e
+	}
+	var fd int
+	if r.file >= 0 {
+		fd, err = unix.Open(fmt.Sprintf("/proc/self/fd/%d", r.file), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	} else {
+		var st unix.Stat_t
+		if err := unix.Fstatat(r.dir, r.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return errnoOf(err)
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+		case unix.S_IFDIR:
+			return unix.EISDIR
+		default:
+			return unix.EINVAL
+		}
+		fd, err = unix.Openat(r.dir, r.name, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(fd)
+	return errnoOf(unix.Ftruncate(fd, length))
+}
+
+// underPathRule returns why p, a path as the sandbox sees it, is at or
+// below a path rule's path or one of git's own names in a ".git"
+// directory, or "".
+func (w *Warden) underPathRule(p string) string {
+	for _, r := range w.paths {
+		if p == r.Path || strings.HasPrefix(p, r.Path+"/") {
+			return r.Why
+		}
+	}
+	if len(w.inGit) > 0 {
+		comps := strings.Split(p, "/")
+		for i := 0; i+1 < len(comps); i++ {
+			if comps[i] == ".git" && w.inGit[comps[i+1]] {
+				return w.inGitWhy
+			}
+		}
+	}
+	return ""
+}
+
+// fdPath is the path of a descriptor of the sandbox's. The kernel writes it
+// from the root of the sandbox's mount namespace, so it is the path the
+// sandbox sees (the workspace is bound at its own path).
+func fdPath(fd int) string {
+	p, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	return strings.TrimSuffix(p, "/")
 }
