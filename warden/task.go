@@ -31,8 +31,18 @@ func (t *task) root() (int, error) {
 	return unix.Open(fmt.Sprintf("/proc/%d/root", t.tid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 }
 
-// dir opens where a relative path of the task starts: its working directory
-// for AT_FDCWD, else its descriptor dirfd.
+// start opens where path starts: for a relative path the task's working
+// directory (AT_FDCWD) or its descriptor dirfd. An absolute path starts at
+// the sandbox's root, which the walk holds: -1 then.
+func (t *task) start(dirfd int, path string) (int, error) {
+	if strings.HasPrefix(path, "/") {
+		return -1, nil
+	}
+	return t.dir(dirfd)
+}
+
+// dir opens the task's working directory for AT_FDCWD, else its descriptor
+// dirfd.
 func (t *task) dir(dirfd int) (int, error) {
 	if dirfd == atFDCWD {
 		return unix.Open(fmt.Sprintf("/proc/%d/cwd", t.tid), unix.O_PATH|unix.O_CLOEXEC, 0)

@@ -268,11 +268,13 @@ func (w *Warden) carryOut(n *notif, t *task, req request) (int, unix.Errno) {
 	if err != nil {
 		return -1, errnoOf(err)
 	}
-	start, err := t.dir(req.dirfd)
+	start, err := t.start(req.dirfd, path)
 	if err != nil {
 		return -1, errnoOf(err)
 	}
-	defer unix.Close(start)
+	if start >= 0 {
+		defer unix.Close(start)
+	}
 	var path2, target string
 	start2 := -1
 	switch req.op {
@@ -288,7 +290,7 @@ func (w *Warden) carryOut(n *notif, t *task, req request) (int, unix.Errno) {
 			// Linking a descriptor needs a capability the task lacks.
 			return -1, unix.ENOENT
 		}
-		if start2, err = t.dir(req.dirfd2); err != nil {
+		if start2, err = t.start(req.dirfd2, path2); err != nil {
 			return -1, errnoOf(err)
 		}
 		defer unix.Close(start2)
