@@ -74,12 +74,12 @@ func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
 		comps = comps[1:]
 		last := len(comps) == 0
 		if last && !follow && c != "." && c != ".." {
-			return resolved{dir: cur, name: c, file: -1}, nil
+			return w.final(cur, c)
 		}
 		next, target, kind, err := w.step(cur, c, &procPID)
 		switch {
 		case err == unix.ENOENT && last && c != "." && c != "..":
-			return resolved{dir: cur, name: c, file: -1}, nil // to be created
+			return w.final(cur, c) // to be created
 		case err != nil:
 			return fail(err)
 		case kind == isLink:
@@ -99,13 +99,34 @@ func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
 			return resolved{dir: -1, file: next}, nil
 		case last && c != "." && c != "..":
 			unix.Close(next)
-			return resolved{dir: cur, name: c, file: -1}, nil
+			return w.final(cur, c)
 		default:
 			unix.Close(cur)
 			cur = next
 		}
 	}
-	return resolved{dir: cur, name: ".", file: -1}, nil
+	return w.final(cur, ".")
+}
+
+// final is the walk's result: name in dir, unless dir is in /proc, in
+// another process's directory. The warden may write what only the task's
+// own PID directory lets the task write (mem, the maps), where the task
+// itself may not, for another process: refused, whatever way the walk took.
+func (w *walker) final(dir int, name string) (resolved, error) {
+	if onProc(dir) {
+		tgid, _, err := w.self()
+		if err != nil {
+			unix.Close(dir)
+			return resolved{}, err
+		}
+		p := strings.TrimPrefix(fdPath(dir)+"/", "/proc/")
+		pid, _, _ := strings.Cut(p, "/")
+		if isDigits(pid) && pid != tgid {
+			unix.Close(dir)
+			return resolved{}, unix.EACCES
+		}
+	}
+	return resolved{dir: dir, name: name, file: -1}, nil
 }
 
 // What step found.

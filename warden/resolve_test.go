@@ -125,6 +125,28 @@ func TestWalkProc(t *testing.T) {
 	if _, err := w.walk(rootFD, fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd()), true); !errors.Is(err, unix.EACCES) {
 		t.Errorf("another process's fd: error %v, want EACCES", err)
 	}
+	// Nor another process's files, however the walk gets there: by name,
+	// from a descriptor of its directory.
+	procDir := openPath(t, fmt.Sprintf("/proc/%d", os.Getpid()))
+	for _, tc := range []struct {
+		start int
+		path  string
+	}{
+		{rootFD, fmt.Sprintf("/proc/%d/mem", os.Getpid())},
+		{rootFD, fmt.Sprintf("/proc/%d/task/%d/mem", os.Getpid(), unix.Gettid())},
+		{procDir, "mem"},
+		{procDir, "attr/current"},
+	} {
+		if _, err := w.walk(tc.start, tc.path, true); !errors.Is(err, unix.EACCES) {
+			t.Errorf("%s of another process: error %v, want EACCES", tc.path, err)
+		}
+	}
+	w = &walker{root: rootFD, self: selfIDs}
+	if r, err := w.walk(procDir, "mem", true); err != nil {
+		t.Errorf("the task's own mem: %v", err)
+	} else {
+		r.close()
+	}
 }
 
 func TestParseStatus(t *testing.T) {
