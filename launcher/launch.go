@@ -114,7 +114,7 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	reserveThreads(runtime.GOMAXPROCS(0) + spareThreads)
+	reserveThreads(launcherThreads())
 	if err := prepareHome(pr.Launch.Home); err != nil {
 		return 0, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,11 +31,17 @@ const minSandboxTasks = 64
 // everything else outside the sandbox.
 const minReserve = 32
 
-// spareThreads are the OS threads the launcher makes beyond one per
-// GOMAXPROCS before the sandbox starts: for goroutines blocked in system
-// calls (waiting for bwrap, writing the denial log, reading resolv.conf).
-// Under load both proxies together peak at about GOMAXPROCS+8 threads.
+// spareThreads are the OS threads the launcher makes, before the sandbox
+// starts, beyond one per GOMAXPROCS and those it keeps for good (the
+// warden's, and the one that started bwrap): for goroutines blocked in
+// system calls (writing the denial log, reading resolv.conf). Under load
+// both proxies together peak at about GOMAXPROCS+8 threads.
 const spareThreads = 8
+
+// launcherThreads is how many threads reserveThreads makes.
+func launcherThreads() int {
+	return runtime.GOMAXPROCS(0) + spareThreads + warden.Threads + 1
+}
 
 // reserve is what a headroom of h tasks keeps back for everything outside
 // the sandbox: an eighth of it, at least minReserve.

@@ -3,7 +3,6 @@ package launcher
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -132,7 +131,7 @@ func TestTasksNow(t *testing.T) {
 // The launcher makes its threads before the sandbox starts: afterwards the
 // process has at least that many, idle.
 func TestReserveThreads(t *testing.T) {
-	reserveThreads(runtime.GOMAXPROCS(0) + spareThreads)
+	reserveThreads(launcherThreads())
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +141,7 @@ func TestReserveThreads(t *testing.T) {
 	for _, c := range strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0]) {
 		threads = threads*10 + int(c-'0')
 	}
-	if want := runtime.GOMAXPROCS(0) + spareThreads; threads < want {
+	if want := launcherThreads(); threads < want {
 		t.Errorf("after reserveThreads the process has %d threads, want at least %d", threads, want)
 	}
 }
