@@ -17,7 +17,7 @@ import (
 // The sandbox shares the kernel's task limits (RLIMIT_NPROC per user, a
 // cgroup's pids.max, pid_max and threads-max for the machine) with the
 // launcher that runs its proxies: a fork flood inside must not leave the
-// launcher unable to create the thread it needs (ADR 0015).
+// launcher unable to create the thread it needs (ADR 0016).
 
 // SandboxOOMScoreAdj is the oom_score_adj of every process in the sandbox:
 // the kernel's OOM killer takes a process of the sandbox before any other.
