@@ -114,7 +114,12 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	reserveThreads(launcherThreads())
+	// Made while the launch goes on, and waited for before bwrap starts.
+	reserved := make(chan struct{})
+	go func() {
+		reserveThreads(launcherThreads())
+		close(reserved)
+	}()
 	if err := prepareHome(pr.Launch.Home); err != nil {
 		return 0, err
 	}
@@ -137,6 +142,7 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 			return 0, fmt.Errorf("cannot create the sandbox cache %s: %v", dir, errors.Unwrap(err))
 		}
 	}
+	<-reserved
 	code, err := supervise(pr.Bwrap, pr.Plan, svc, budget, stderr)
 	if svc.auth != nil {
 		if rerr := svc.auth.LastError(); rerr != nil {
