@@ -2,7 +2,9 @@ package launcher
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -212,6 +214,9 @@ func tasksNow(loadavg string) (uint64, error) {
 // controller): a fork is charged to each of them.
 func pidsLimits(proc string) ([]pidsLimit, error) {
 	memberships, err := os.ReadFile(filepath.Join(proc, "self/cgroup"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // a kernel without cgroups
+	}
 	if err != nil {
 		return nil, err
 	}

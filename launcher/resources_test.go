@@ -116,6 +116,14 @@ func TestPidsLimits(t *testing.T) {
 	}
 }
 
+// A kernel without cgroups has no pids limit to read.
+func TestPidsLimitsWithoutCgroups(t *testing.T) {
+	proc := t.TempDir()
+	if got, err := pidsLimits(proc); err != nil || got != nil {
+		t.Errorf("pidsLimits without /proc/self/cgroup = %v, %v; want none", got, err)
+	}
+}
+
 func TestTasksNow(t *testing.T) {
 	loadavg := filepath.Join(t.TempDir(), "loadavg")
 	must(t, os.WriteFile(loadavg, []byte("1.52 0.89 0.57 3/95 3134\n"), 0o644))
