@@ -81,8 +81,6 @@ type budget struct {
 	// namespace. It keeps a reserve of each cgroup's and the machine's
 	// headroom.
 	tasks uint64
-	// limit names the limit that set tasks.
-	limit string
 }
 
 // planBudget computes the sandbox's budget, or refuses a launch that would
@@ -110,7 +108,7 @@ func planBudget(f taskFacts) (budget, error) {
 			return fmt.Errorf("only %d more processes can start here (%s, %d in use): too few for a sandbox (at least %d beside %d kept for the launcher)", free, name, current, minSandboxTasks, reserve(free))
 		}
 		if b.tasks == 0 || free-reserve(free) < b.tasks {
-			b.tasks, b.limit = free-reserve(free), name
+			b.tasks = free - reserve(free)
 		}
 		return nil
 	}
@@ -127,8 +125,7 @@ func planBudget(f taskFacts) (budget, error) {
 		}
 	}
 	if f.nproc.Max != unix.RLIM_INFINITY && b.tasks > f.nproc.Max {
-		// Only lowered: raising a hard limit takes CAP_SYS_RESOURCE.
-		b.tasks, b.limit = f.nproc.Max, fmt.Sprintf("the hard RLIMIT_NPROC is %d", f.nproc.Max)
+		b.tasks = f.nproc.Max // only lowered: raising a hard limit takes CAP_SYS_RESOURCE
 	}
 	return b, nil
 }
