@@ -168,12 +168,30 @@ func cgroupSupport() (cgroupParents, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
+	removeStaleCgroups(parents)
 	cg, err := makeCgroup(parents, fmt.Sprintf("claude-sandbox-probe-%d", os.Getpid()), 1000, 64<<20)
 	if err != nil {
 		return nil, err.Error()
 	}
 	cg.remove()
 	return parents, ""
+}
+
+// removeStaleCgroups removes the empty throwaway cgroups of test runs that
+// were killed before they could (their test process is gone).
+func removeStaleCgroups(parents cgroupParents) {
+	for _, p := range parents {
+		dirs, _ := filepath.Glob(filepath.Join(p.dir, "claude-sandbox-*-*"))
+		for _, d := range dirs {
+			f := strings.Split(filepath.Base(d), "-")
+			if len(f) < 4 || (f[2] != "test" && f[2] != "probe") {
+				continue
+			}
+			if _, err := os.Stat("/proc/" + f[3]); errors.Is(err, os.ErrNotExist) {
+				_ = os.Remove(d) // fails, harmlessly, if something still runs in it
+			}
+		}
+	}
 }
 
 // cgroup is one throwaway cgroup: a directory per hierarchy.
