@@ -292,7 +292,7 @@ func benchWorkspace(b *testing.B, dir string) string {
 	return ws
 }
 
-func must(b *testing.B, err error) {
+func must(b testing.TB, err error) {
 	b.Helper()
 	if err != nil {
 		b.Fatal(err)

@@ -106,6 +106,20 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	facts, err := readTaskFacts("/proc")
+	if err != nil {
+		return 0, fmt.Errorf("cannot read the limits on processes: %v", err)
+	}
+	budget, err := planBudget(facts)
+	if err != nil {
+		return 0, err
+	}
+	// Made while the launch goes on, and waited for before bwrap starts.
+	reserved := make(chan struct{})
+	go func() {
+		reserveThreads(launcherThreads())
+		close(reserved)
+	}()
 	if err := prepareHome(pr.Launch.Home); err != nil {
 		return 0, err
 	}
@@ -128,7 +142,8 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 			return 0, fmt.Errorf("cannot create the sandbox cache %s: %v", dir, errors.Unwrap(err))
 		}
 	}
-	code, err := supervise(pr.Bwrap, pr.Plan, svc, stderr)
+	<-reserved
+	code, err := supervise(pr.Bwrap, pr.Plan, svc, budget, stderr)
 	if svc.auth != nil {
 		if rerr := svc.auth.LastError(); rerr != nil {
 			// Claude saw only the API's 401; the cause is outside.
@@ -138,9 +153,14 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	return code, err
 }
 
+// blockFD is where bwrap reads, with --block-fd, the launcher's go-ahead to
+// start the sandbox's first process; until then the launcher confines it.
+const blockFD = 7
+
 // supervise starts bwrap with an empty environment and its inputs on file
-// descriptors, waits for it, and returns Claude's exit status.
-func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer) (int, error) {
+// descriptors, confines the sandbox to its budget before anything runs in
+// it, waits for it, and returns Claude's exit status.
+func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, stderr io.Writer) (int, error) {
 	// bwrap's --die-with-parent follows the thread that forks it: keep that
 	// thread for this goroutine until bwrap ends, so no other goroutine that
 	// locks a thread and exits (the warden's workers) can take it down.
@@ -161,10 +181,17 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer
 		return 0, err
 	}
 	defer statusR.Close()
-	files := []*os.File{argsFile, seccompFile, statusW, svc.child} // sandbox.ControlFD
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		statusW.Close()
+		return 0, err
+	}
+	defer blockW.Close()
+	// Descriptor i+3: sandbox.ArgsFD, SeccompFD, StatusFD, ControlFD, blockFD.
+	files := []*os.File{argsFile, seccompFile, statusW, svc.child, blockR}
 	cmd := &exec.Cmd{
 		Path:       bwrap,
-		Args:       append([]string{"bwrap", "--args", fmt.Sprint(sandbox.ArgsFD), "--"}, plan.Command...),
+		Args:       append([]string{"bwrap", "--args", fmt.Sprint(sandbox.ArgsFD), "--block-fd", fmt.Sprint(blockFD), "--"}, plan.Command...),
 		Env:        []string{}, // nothing for /proc/1/environ to show
 		Stdin:      os.Stdin,
 		Stdout:     os.Stdout,
@@ -179,23 +206,38 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
-		statusW.Close()
+	err = withUserCeiling(b.userCeiling, cmd.Start)
+	statusW.Close()
+	blockR.Close()
+	if err != nil {
 		return 0, fmt.Errorf("cannot start %s: %v", bwrap, err)
 	}
-	statusW.Close()
+	status := newStatusReader(statusR)
+	if pid, ok := status.childPID(); ok {
+		if err := confine(pid, b); err != nil {
+			// Nothing has run inside: end it before it can.
+			_ = unix.Kill(pid, unix.SIGKILL)
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return 0, err
+		}
+		if _, err := blockW.Write([]byte{'y'}); err != nil {
+			return 0, fmt.Errorf("cannot let the sandbox start: %v", err)
+		}
+	}
+	blockW.Close()
 	if err := svc.start(plan.Listen); err != nil {
 		// init waits for the launcher's answer before it runs Claude:
 		// without it, it ends the sandbox itself.
 		svc.close()
 		_ = cmd.Wait()
-		if _, ran := readStatus(statusR)["exit-code"]; !ran {
+		if _, ran := status.rest()["exit-code"]; !ran {
 			return 0, fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
 		}
 		return 0, fmt.Errorf("the proxies or the warden could not start, so Claude did not start: %v", err)
 	}
-	status := make(chan map[string]any, 1)
-	go func() { status <- readStatus(statusR) }()
+	final := make(chan map[string]any, 1)
+	go func() { final <- status.rest() }()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var forwarded syscall.Signal
@@ -207,7 +249,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer
 				_ = cmd.Process.Signal(sig)
 			}
 		case <-done:
-			st := <-status
+			st := <-final
 			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 			_, ran := st["exit-code"]
 			switch {
@@ -223,20 +265,50 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer
 	}
 }
 
-// readStatus collects bwrap's --json-status-fd records; "exit-code" appears
-// only if the sandboxed command itself ran and ended.
-func readStatus(r io.Reader) map[string]any {
-	out := map[string]any{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		var m map[string]any
-		if json.Unmarshal(sc.Bytes(), &m) == nil {
-			for k, v := range m {
-				out[k] = v
-			}
+// statusReader reads bwrap's --json-status-fd records: "child-pid" comes
+// as soon as bwrap has made the sandbox's first process, "exit-code" only
+// if the sandboxed command itself ran and ended.
+type statusReader struct {
+	sc      *bufio.Scanner
+	records map[string]any
+}
+
+func newStatusReader(r io.Reader) *statusReader {
+	return &statusReader{sc: bufio.NewScanner(r), records: map[string]any{}}
+}
+
+// next reads one record; false at the end.
+func (s *statusReader) next() bool {
+	if !s.sc.Scan() {
+		return false
+	}
+	var m map[string]any
+	if json.Unmarshal(s.sc.Bytes(), &m) == nil {
+		for k, v := range m {
+			s.records[k] = v
 		}
 	}
-	return out
+	return true
+}
+
+// childPID reads up to the record naming the sandbox's first process; false
+// if bwrap ended before it made one.
+func (s *statusReader) childPID() (int, bool) {
+	for {
+		if pid, ok := s.records["child-pid"].(float64); ok && pid > 0 {
+			return int(pid), true
+		}
+		if !s.next() {
+			return 0, false
+		}
+	}
+}
+
+// rest reads to the end and returns every record seen.
+func (s *statusReader) rest() map[string]any {
+	for s.next() {
+	}
+	return s.records
 }
 
 func memfd(name string, data []byte) (*os.File, error) {

@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -218,6 +220,8 @@ var probes = map[string]func(arg string) error{
 		return nil
 	},
 	// io_uring CALL: call io_uring_setup, io_uring_enter or io_uring_register with bad arguments.
+	// flood MAX: fork idle children until refused or MAX, then wait for SIGTERM.
+	"flood": flood,
 	"io_uring": func(call string) error {
 		nr := map[string]uintptr{"setup": unix.SYS_IO_URING_SETUP, "enter": unix.SYS_IO_URING_ENTER, "register": unix.SYS_IO_URING_REGISTER}[call]
 		_, _, errno := unix.RawSyscall6(nr, ^uintptr(0), 0, 0, 0, 0, 0)
@@ -244,6 +248,48 @@ var socketKinds = map[string]struct {
 	"netlink-netfilter": {family: unix.AF_NETLINK, typ: unix.SOCK_RAW, proto: unix.NETLINK_NETFILTER},
 	"netlink-sock-diag": {family: unix.AF_NETLINK, typ: unix.SOCK_RAW, proto: unix.NETLINK_SOCK_DIAG},
 	"inet-pair":         {family: unix.AF_INET, typ: unix.SOCK_STREAM, pair: true},
+}
+
+// flood forks children that do nothing until it is told to stop, as many as
+// the kernel allows or at most max (the argument), and prints how many it got
+// and why it stopped. On SIGTERM it kills them and exits 0; they die with it
+// in any case. The children are raw clones that never return to Go: a
+// process without threads to spare cannot start a Go program.
+func flood(arg string) error {
+	max, err := strconv.Atoi(arg)
+	if err != nil || max < 1 {
+		return fmt.Errorf("flood: want a positive count, not %q", arg)
+	}
+	childName := []byte("flood-child\x00") // so that only the parent answers to its own name
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM)
+	var children []int
+	why := "reached the count"
+	for len(children) < max {
+		pid, _, errno := unix.RawSyscall6(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+		if errno != 0 {
+			why = errno.Error()
+			break
+		}
+		if pid == 0 {
+			unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_NAME, uintptr(unsafe.Pointer(&childName[0])), 0)
+			unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0)
+			for {
+				unix.RawSyscall(unix.SYS_PAUSE, 0, 0, 0)
+			}
+		}
+		children = append(children, int(pid))
+	}
+	fmt.Printf("flood: %d tasks, then %s\n", len(children), why)
+	<-stop
+	for _, pid := range children {
+		unix.Kill(pid, unix.SIGKILL)
+	}
+	for range children {
+		var ws unix.WaitStatus
+		unix.Wait4(-1, &ws, 0, nil)
+	}
+	return nil
 }
 
 // reached treats any answer but EPERM as the kernel having been reached.

@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 		"redteam-table":    func() { os.Exit(redteamTable(os.Args[1:])) },
 		"redteam-verify":   func() { os.Exit(redteamVerify(os.Args[1:])) },
 		"seccomp-filter":   func() { os.Exit(seccompFilter(os.Args[1:])) },
+		"flood":            func() { os.Exit(probe(append([]string{"flood"}, os.Args[1:]...))) },
 	})
 }
 
@@ -136,6 +137,13 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cgroups, cgroupWhy := cgroupSupport()
+	if cgroupWhy != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the scripts that limit a session's processes and memory must run under CI=true, but no cgroup can be made: %s", cgroupWhy)
+		}
+		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING THE SCRIPTS UNDER A PIDS OR MEMORY CGROUP: %s\n\n", cgroupWhy)
+	}
 	if _, err := exec.LookPath("npm"); err != nil && os.Getenv("CI") == "true" {
 		t.Fatalf("the red-team suite and the npm install test must run under CI=true, but npm is missing")
 	}
@@ -154,6 +162,8 @@ func TestScripts(t *testing.T) {
 				return os.Geteuid() == 0, nil
 			case "debian":
 				return debianWhy == "", nil
+			case "cgroup":
+				return cgroupWhy == "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -162,10 +172,12 @@ func TestScripts(t *testing.T) {
 			return setup(env)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"workfile":      workfile,
-			"container":     container,
-			"debian":        debian,
-			"feature-stage": featureStage(repo),
+			"workfile":       workfile,
+			"container":      container,
+			"debian":         debian,
+			"feature-stage":  featureStage(repo),
+			"cgroup":         cgroupCmd(cgroups),
+			"throwaway-user": throwawayUser,
 		},
 	})
 }

@@ -92,6 +92,7 @@ type Warden struct {
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
 	Refused func(path, why string)
+	openers chan fifoOpener // the free ones
 }
 
 // New prepares a warden for rules. The rule directories are looked up now;
@@ -128,11 +129,26 @@ func New(listener int, r Rules) (*Warden, error) {
 
 // Workers is how many calls the warden carries out at once. A call can
 // block (an open of a FIFO waits for its other end); the others wait in the
-// kernel meanwhile, and the warden never needs more threads than this.
+// kernel meanwhile.
 const Workers = 8
+
+// Threads is how many threads the warden holds: a worker's and a FIFO
+// opener's, for each worker. Serve makes them all at once and keeps them:
+// nothing the sandbox does makes the launcher create a thread, which a fork
+// flood inside could make impossible.
+const Threads = 2 * Workers
 
 // Serve answers notifications until every task of the sandbox is gone.
 func (w *Warden) Serve() {
+	w.openers = make(chan fifoOpener, Workers)
+	for range Workers {
+		o, err := newFIFOOpener()
+		if err != nil {
+			w.fatal(err)
+			return
+		}
+		w.openers <- o
+	}
 	var wg sync.WaitGroup
 	for range Workers {
 		wg.Add(1)
@@ -677,22 +693,10 @@ func (w *Warden) openFIFO(id uint64, r resolved, flags int) (int, unix.Errno) {
 		fd, err := unix.Open(path, flags, 0)
 		return fd, errnoOf(err)
 	}
-	type result struct {
-		fd  int
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		// A thread of its own, as unprivileged as the worker's; it is
-		// never handed back.
-		runtime.LockOSThread()
-		if err := dropCapabilities(); err != nil {
-			done <- result{-1, err}
-			return
-		}
-		fd, err := unix.Open(path, flags, 0)
-		done <- result{fd, err}
-	}()
+	o := <-w.openers // one is free: a worker holds at most one at a time
+	defer func() { w.openers <- o }()
+	done := make(chan fifoOpened, 1)
+	o <- fifoOpen{path, flags, done}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -714,6 +718,41 @@ func (w *Warden) openFIFO(id uint64, r resolved, flags int) (int, unix.Errno) {
 			return -1, unix.ENOENT
 		}
 	}
+}
+
+// A fifoOpener opens FIFOs on a thread of its own, as unprivileged as a
+// worker's: the open blocks until the FIFO's other end comes, while the
+// worker watches whether the task is still there. The thread then waits for
+// the next open; it is never handed back to the Go runtime.
+type fifoOpener chan fifoOpen
+
+type fifoOpen struct {
+	path  string
+	flags int
+	done  chan<- fifoOpened
+}
+
+type fifoOpened struct {
+	fd  int
+	err error
+}
+
+func newFIFOOpener() (fifoOpener, error) {
+	o := make(fifoOpener)
+	ready := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		err := dropCapabilities()
+		ready <- err
+		if err != nil {
+			return // the thread ends with the goroutine
+		}
+		for req := range o {
+			fd, err := unix.Open(req.path, req.flags, 0)
+			req.done <- fifoOpened{fd, err}
+		}
+	}()
+	return o, <-ready
 }
 
 func errnoOf(err error) unix.Errno {

@@ -1,0 +1,80 @@
+package warden
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Once no task uses the filter, the kernel answers every receive at once:
+// the workers stop instead of spinning until the launcher exits, and Serve
+// returns. The filter's one task is a helper process (this test, run again)
+// that installs it, hands over its listener and exits.
+func TestServeEndsWithTheLastTask(t *testing.T) {
+	if os.Getenv("WARDEN_TEST_INSTALL") == "1" {
+		runtime.LockOSThread()
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			os.Exit(2)
+		}
+		l, err := Install()
+		if err != nil {
+			os.Exit(3)
+		}
+		if err := unix.Sendmsg(3, []byte{'l'}, unix.UnixRights(l), nil, 0); err != nil {
+			os.Exit(4)
+		}
+		os.Exit(0)
+	}
+	if err := KernelSupports(); err != nil {
+		t.Skip(err)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	child := os.NewFile(uintptr(fds[1]), "helper")
+	helper := exec.Command(os.Args[0], "-test.run=^TestServeEndsWithTheLastTask$")
+	helper.Env = append(os.Environ(), "WARDEN_TEST_INSTALL=1")
+	helper.ExtraFiles = []*os.File{child}
+	if out, err := helper.CombinedOutput(); err != nil {
+		t.Fatalf("the helper that installs the filter: %v\n%s", err, out)
+	}
+	child.Close()
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(fds[0], make([]byte, 1), oob, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("no listener came: %v", err)
+	}
+	ls, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("no listener came: %v", err)
+	}
+	l := ls[0]
+	defer unix.Close(l)
+	w, err := New(l, Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.ended() {
+		t.Error("ended is false for a filter whose one task has exited")
+	}
+	served := make(chan struct{})
+	go func() {
+		w.Serve()
+		close(served)
+	}()
+	select {
+	case <-served:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the warden still serves a filter no task uses")
+	}
+}
