@@ -132,7 +132,14 @@ func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) in
 		return launcher.ExitRefused
 	}
 	for _, st := range pr.Plan.Stubs {
+		if st.Writable {
+			fmt.Fprintf(stderr, "claude-sandbox: %s is missing; a launch creates it (writable) and removes it afterwards if it is still empty\n", st.Path)
+			continue
+		}
 		fmt.Fprintf(stderr, "claude-sandbox: %s is missing; a launch creates it as a read-only stub and removes it afterwards\n", st.Path)
+	}
+	for _, f := range pr.Plan.CommandFiles {
+		fmt.Fprintf(stderr, "claude-sandbox: %s, which ~/.claude/settings.json names as a command, is missing; a launch creates it empty and read-only\n", f)
 	}
 	fmt.Fprintln(stdout, pr.Bwrap)
 	for _, a := range append(append(pr.Plan.Redacted, "--"), pr.Plan.Command...) {

@@ -54,7 +54,7 @@ func BenchmarkLaunch(b *testing.B) {
 		b.Fatalf("the benchmark workspace still needs stubs: %v", pr.Plan.Stubs)
 	}
 	// What the launcher creates on its first launch, so bare bwrap has its sources.
-	must(b, prepareHome(pr.Launch.Home))
+	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
 	argsFile := filepath.Join(dir, "args")
 	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.Args, "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")
@@ -204,10 +204,10 @@ func buildBenchLauncher(b *testing.B, dir string) string {
 // launch has the same argv and leaves nothing to clean up.
 func benchWorkspace(b *testing.B, dir string) string {
 	ws := filepath.Join(dir, "proj")
-	for _, d := range []string{".git/hooks", ".git/modules", ".git/worktrees", ".devcontainer", ".vscode", ".idea"} {
+	for _, d := range []string{".git/hooks", ".git/modules", ".git/worktrees", ".devcontainer", ".vscode", ".idea", ".claude"} {
 		must(b, os.MkdirAll(filepath.Join(ws, d), 0o755))
 	}
-	for _, f := range []string{".git/config", ".git/commondir", ".devcontainer.json", ".envrc"} {
+	for _, f := range []string{".git/config", ".git/commondir", ".devcontainer.json", ".envrc", ".claude/settings.json", ".claude/settings.local.json", ".mcp.json"} {
 		must(b, os.WriteFile(filepath.Join(ws, f), nil, 0o644))
 	}
 	return ws

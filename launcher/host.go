@@ -29,10 +29,12 @@ type Paths struct {
 	Passwd           string
 	Masks            []string // nil: every sandbox.MaskedDirs entry that exists here
 	AllowUnsandboxed string   // the root-owned file that lets the prompt gate pass sessions outside the sandbox
+	OutsideSettings  string   // the managed lock-down for Claude Code outside, covered inside when it exists
 }
 
 // Default are the installed locations.
-var Default = Paths{Conf: sandbox.ConfPath, RealBinary: sandbox.RealBinary, Passwd: "/etc/passwd", AllowUnsandboxed: "/etc/claude-sandbox.allow-unsandboxed"}
+var Default = Paths{Conf: sandbox.ConfPath, RealBinary: sandbox.RealBinary, Passwd: "/etc/passwd", AllowUnsandboxed: "/etc/claude-sandbox.allow-unsandboxed",
+	OutsideSettings: sandbox.OutsideSettings}
 
 // FindBwrap returns the absolute path of bwrap, or an error with the fix.
 func FindBwrap() (string, error) {
@@ -94,6 +96,9 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 		return sandbox.Launch{}, fmt.Errorf("cannot find the launcher's own binary: %v", err)
 	}
 	l := sandbox.Launch{User: u.name, Home: home, Shell: shell, Cwd: cwd, Environ: environ, Args: args, RealBinary: p.RealBinary, Masks: p.Masks, Launcher: self}
+	if _, err := os.Lstat(p.OutsideSettings); err == nil && p.OutsideSettings != "" {
+		l.OutsideSettings = p.OutsideSettings
+	}
 	if l.Masks == nil {
 		for _, d := range sandbox.MaskedDirs {
 			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {

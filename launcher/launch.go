@@ -102,7 +102,7 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := prepareHome(first.Launch.Home); err != nil {
+	if err := prepareHome(first.Launch.Home, first.Plan.CommandFiles); err != nil {
 		return 0, err
 	}
 	lock, err := lockWorkspace(first.Plan.Workspace, first.Launch.Home, stderr)
@@ -279,11 +279,21 @@ func closeInherited() {
 }
 
 // prepareHome creates the parts of ~/.claude that the sandbox binds, so the
-// binds have a source. Claude Code would create them itself on first use.
-func prepareHome(home string) error {
-	for _, d := range []string{".claude", ".claude/hooks", ".claude/plugins", ".claude/ide"} {
+// binds have a source: the directories and settings Claude Code would create
+// itself on first use, and the files the user's settings name as commands
+// but that are missing (created empty, so the session cannot write them).
+func prepareHome(home string, commandFiles []string) error {
+	for _, d := range []string{".claude", ".claude/hooks", ".claude/plugins", ".claude/local", ".claude/ide"} {
 		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
 			return fmt.Errorf("cannot create %s: %v", filepath.Join(home, d), errors.Unwrap(err))
+		}
+	}
+	for _, p := range commandFiles {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return fmt.Errorf("cannot create %s: %v", filepath.Dir(p), errors.Unwrap(err))
+		}
+		if err := writeNew(p, ""); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("cannot create %s, which ~/.claude/settings.json names as a command, to hold it read-only: %v", p, errors.Unwrap(err))
 		}
 	}
 	for _, f := range []string{".claude/settings.json", ".claude.json"} {

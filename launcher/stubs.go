@@ -67,7 +67,10 @@ func (l *workspaceLock) createStubs(stubs []sandbox.Stub) error {
 	var lines []string
 	for _, s := range stubs {
 		kind := "f"
-		if s.Dir {
+		switch {
+		case s.Writable:
+			kind = "m"
+		case s.Dir:
 			kind = "d"
 		}
 		lines = append(lines, kind+" "+s.Path)
@@ -86,15 +89,134 @@ func (l *workspaceLock) createStubs(stubs []sandbox.Stub) error {
 	if err != nil {
 		return fmt.Errorf("cannot record stubs in %s: %v", l.recordPath, err)
 	}
+	var files []string
 	for _, s := range stubs {
 		if s.Dir {
 			err = os.Mkdir(s.Path, 0o755)
 		} else {
 			err = writeNew(s.Path, sandbox.StubContent(s.Path))
+			files = append(files, s.Path)
 		}
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("cannot create %s to hold it read-only: %v", s.Path, errors.Unwrap(err))
 		}
+	}
+	return l.hideFromGit(files)
+}
+
+// excludeMark precedes each line the launcher adds to the repository's
+// info/exclude; the line after it is a stub's path.
+const excludeMark = "# claude-sandbox: a read-only stub of a running session (this and the next line go with it)"
+
+// hideFromGit lists file stubs in the repository's info/exclude: git shows
+// an untracked file (a directory stub it does not), and a `git add -A` in
+// the session would commit one. Stubs inside the git directory need no
+// line. A workspace whose .git is not a directory (a linked worktree) gets
+// none: there the stubs show as untracked while the session runs.
+func (l *workspaceLock) hideFromGit(files []string) error {
+	gitDir, ok := l.repository()
+	if !ok {
+		return nil
+	}
+	var add []string
+	for _, f := range files {
+		if rel, ok := strings.CutPrefix(f, l.ws+"/"); ok && !strings.HasPrefix(rel, ".git/") {
+			add = append(add, "/"+rel)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	return editExclude(gitDir, func(lines []string) []string {
+		for _, a := range add {
+			found := false
+			for i := 0; i+1 < len(lines); i++ {
+				found = found || (lines[i] == excludeMark && lines[i+1] == a)
+			}
+			if !found {
+				lines = append(lines, excludeMark, a)
+			}
+		}
+		return lines
+	})
+}
+
+// unhideFromGit takes every line hideFromGit added out of info/exclude: it
+// runs when no session uses the workspace, so no stub is left to hide.
+func (l *workspaceLock) unhideFromGit() error {
+	gitDir, ok := l.repository()
+	if !ok {
+		return nil
+	}
+	return editExclude(gitDir, func(lines []string) []string {
+		var out []string
+		for i := 0; i < len(lines); i++ {
+			if lines[i] == excludeMark {
+				i++
+				continue
+			}
+			out = append(out, lines[i])
+		}
+		return out
+	})
+}
+
+// repository returns the workspace's git directory when .git is one (with
+// a HEAD: a stub of .git is not).
+func (l *workspaceLock) repository() (string, bool) {
+	gitDir := filepath.Join(l.ws, ".git")
+	fi, err := os.Lstat(gitDir)
+	if err != nil || !fi.IsDir() {
+		return "", false
+	}
+	if fi, err := os.Lstat(filepath.Join(gitDir, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	return gitDir, true
+}
+
+// editExclude rewrites gitDir/info/exclude through edit, atomically, when
+// edit changes it. Links are not followed: the file is the repository's own.
+func editExclude(gitDir string, edit func([]string) []string) error {
+	p := filepath.Join(gitDir, "info", "exclude")
+	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file; the launcher lists its stubs there for git to ignore", p)
+	}
+	old, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot read %s: %v", p, errors.Unwrap(err))
+	}
+	var lines []string
+	if text := strings.TrimSuffix(string(old), "\n"); text != "" {
+		lines = strings.Split(text, "\n")
+	}
+	next := strings.Join(edit(lines), "\n")
+	if next != "" {
+		next += "\n"
+	}
+	if next == string(old) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("cannot create %s: %v", filepath.Dir(p), errors.Unwrap(err))
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".exclude.claude-sandbox-*")
+	if err != nil {
+		return fmt.Errorf("cannot update %s: %v", p, errors.Unwrap(err))
+	}
+	_, err = tmp.WriteString(next)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("cannot update %s: %v", p, err)
 	}
 	return nil
 }
@@ -138,9 +260,15 @@ func (l *workspaceLock) removeStubs(stderr io.Writer) {
 		if !ok || !inside || rel == "" {
 			continue
 		}
-		if err := removeStub(int(l.dir.Fd()), rel, kind == "d", sandbox.StubContent(path)); err != nil {
+		err := removeStub(int(l.dir.Fd()), rel, kind != "f", sandbox.StubContent(path))
+		// A directory made on the way to a stub keeps quietly what the
+		// session put in it (a project's commands, skills, agents).
+		if err != nil && !(kind == "m" && errors.Is(err, errFilled)) {
 			fmt.Fprintf(stderr, "claude-sandbox: left %s: %v\n", path, err)
 		}
+	}
+	if err := l.unhideFromGit(); err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox: %v\n", err)
 	}
 	os.Remove(l.recordPath)
 }

@@ -18,6 +18,12 @@ const (
 	// InsideMarker exists only inside a sandbox: it is created on the
 	// sandbox's private /run, and outside only root could create it.
 	InsideMarker = "/run/claude-sandbox/inside"
+	// OutsideSettings is Claude Code's managed settings for a Claude Code
+	// started outside the sandbox: no hooks, MCP servers or helper commands
+	// but the managed ones (ADR 0012). A managed drop-in applies to every
+	// Claude Code on the machine, so the sandbox covers it with an empty
+	// file: sessions inside keep the user's hooks and MCP servers.
+	OutsideSettings = "/etc/claude-code/managed-settings.d/claude-sandbox-outside.json"
 )
 
 // DefaultProtect are workspace paths that run code outside the sandbox later.
@@ -33,7 +39,22 @@ var DefaultProtect = []string{
 	".vscode/",           // tasks.json, launch.json, settings that name executables
 	".idea/",             // run configurations
 	".envrc",             // direnv runs it in every shell that enters the workspace
+	// A Claude Code started here outside the sandbox (an IDE's bundled
+	// binary, an SDK app) reads these before any prompt: their env block
+	// reaches its own process (the API address its login goes to, a cloud
+	// provider's credential program), which no managed setting can switch
+	// off; their hooks, MCP servers and helper commands run as well.
+	".claude/settings.json",
+	".claude/settings.local.json",
+	".mcp.json",
 }
+
+// madeParents are missing directories on the way to a protected path that
+// the launcher creates for real (writable, removed afterwards if still
+// empty) instead of holding them by a read-only stub: Claude Code keeps a
+// project's own commands, skills, agents and worktrees in .claude/, which
+// a session must stay able to create.
+var madeParents = map[string]bool{".claude": true}
 
 // MaskedDirs are hidden behind an empty tmpfs when they exist: other users'
 // homes, other projects, runtime sockets and secrets, shared temp files.
@@ -48,15 +69,17 @@ var notWorkspaces = []string{"/", "/var", "/home", "/root", "/tmp", "/var/tmp", 
 
 // ClaudeReadOnly are the parts of ~/.claude a session could use to plant
 // code for later sessions or other containers: user settings (hooks live
-// there), hook scripts, and plugins (which carry hooks and MCP servers).
-// The launcher creates them if missing so they can be bound.
-var ClaudeReadOnly = []string{".claude/settings.json", ".claude/hooks", ".claude/plugins"}
+// there), hook scripts, plugins (which carry hooks and MCP servers), and
+// an older installer's ~/.claude/local, whose `claude` a shell alias and
+// other tools run outside. The launcher creates them if missing so they
+// can be bound.
+var ClaudeReadOnly = []string{".claude/settings.json", ".claude/hooks", ".claude/plugins", ".claude/local"}
 
 // homeNeverWritable are home entries an allow-write line may not expose:
 // they run code outside the sandbox or hold Claude's hooks.
 var homeNeverWritable = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".config",
-	".ssh", ".gitconfig", ".local/bin", ".claude/settings.json", ".claude/hooks", ".claude/plugins", ".claude/ide", ".cache/claude-sandbox",
+	".ssh", ".gitconfig", ".local/bin", ".claude/settings.json", ".claude/hooks", ".claude/plugins", ".claude/local", ".claude/ide", ".cache/claude-sandbox",
 }
 
 // Launch holds the facts of one launch. Paths are absolute with symlinks
@@ -73,6 +96,9 @@ type Launch struct {
 	Masks      []string // the MaskedDirs that exist here, hidden behind an empty tmpfs
 	Keep       []string // files under Masks that the system needs, bound back read-only
 	Launcher   string   // the launcher's own binary, bound inside to run net-init
+	// OutsideSettings is the managed lock-down for Claude Code started
+	// outside, covered inside by an empty file; "" when there is none.
+	OutsideSettings string
 	// AuthToken is the session token Claude gets in place of its login when
 	// the launcher proxies the credential; "" when it does not.
 	AuthToken string
@@ -86,6 +112,10 @@ type Plan struct {
 	Redacted  []string // Args with values copied from the caller shown as <passed>
 	Command   []string // what bwrap runs, after "--" on its command line
 	Stubs     []Stub   // missing protected paths the launcher creates so they can be bound read-only
+	// CommandFiles are the files under ~/.claude that the user's settings
+	// name as commands and that are missing: the launcher creates them
+	// empty so they can be bound read-only.
+	CommandFiles []string
 	// Listen are the loopback addresses net-init opens inside the sandbox's
 	// network namespace and hands to the launcher: the egress proxy, then
 	// the credential proxy. Empty in open mode.
@@ -132,19 +162,42 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 		b.add("--ro-bind", f, f)
 	}
 	b.add("--dir", filepath.Dir(InsideMarker), "--dir", InsideMarker)
+	if l.OutsideSettings != "" {
+		// The null device reads as an empty file, which Claude Code takes
+		// for settings that set nothing. A read-only bind would carry
+		// nodev and make it unreadable; writes to it go nowhere.
+		b.add("--dev-bind", "/dev/null", l.OutsideSettings)
+	}
 
 	home := l.Home
 	b.add("--tmpfs", home)
 	b.add("--ro-bind", l.RealBinary, filepath.Join(home, ".local/bin/claude"))
 	b.add("--bind", filepath.Join(home, ".claude"), filepath.Join(home, ".claude"))
 	b.add("--bind", filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude.json"))
-	for _, p := range ClaudeReadOnly {
+	commands, err := ClaudeCommandFiles(home)
+	if err != nil {
+		return nil, err
+	}
+	readOnlyHome := append([]string{}, ClaudeReadOnly...)
+	var missing []string
+	for _, p := range commands {
+		rel, _ := filepath.Rel(home, p)
+		readOnlyHome = append(readOnlyHome, rel)
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, p)
+		}
+	}
+	for _, p := range readOnlyHome {
 		// A link would defeat the read-only bind: the mount lands on its
 		// target, and the link itself, in the writable ~/.claude, could be
-		// replaced by a file of the session's.
-		if fi, err := os.Lstat(filepath.Join(home, p)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			link := filepath.Join(home, p)
-			return nil, fmt.Errorf("~/%s is a symbolic link; the sandbox keeps it read-only, which it cannot do through a link (the session could replace the link); replace the link with a copy of its target: t=$(readlink -f %s) && rm %s && cp -r \"$t\" %s", p, link, link, link)
+		// replaced by a file of the session's. So would a link on the way
+		// below ~/.claude.
+		claudeDir := filepath.Join(home, ".claude")
+		for dir := filepath.Join(home, p); dir != claudeDir && within(claudeDir, dir); dir = filepath.Dir(dir) {
+			if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				rel, _ := filepath.Rel(home, dir)
+				return nil, fmt.Errorf("~/%s is a symbolic link; the sandbox keeps it read-only, which it cannot do through a link (the session could replace the link); replace the link with a copy of its target: t=$(readlink -f %s) && rm %s && cp -r \"$t\" %s", rel, dir, dir, dir)
+			}
 		}
 		b.add("--ro-bind", filepath.Join(home, p), filepath.Join(home, p))
 	}
@@ -184,11 +237,14 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Workspace: ws}
+	plan := &Plan{Workspace: ws, CommandFiles: missing}
 	for _, m := range mounts {
 		switch m.kind {
 		case pin:
 			b.add("--bind", m.path, m.path)
+		case madeDir:
+			b.add("--bind", m.path, m.path)
+			plan.Stubs = append(plan.Stubs, Stub{Path: m.path, Dir: true, Writable: true})
 		case readOnly:
 			b.add("--ro-bind", m.path, m.path)
 		case stubDir, stubFile:
@@ -382,19 +438,27 @@ func checkAllowWrite(p, ws, home string, protect []string, product map[string]st
 // it (an empty directory, or for the few files a tool must be able to read,
 // a file holding StubContent) before bwrap binds it read-only, so the name
 // cannot be created inside, and removes it when the last session in the
-// workspace ends (ADR 0005).
+// workspace ends (ADR 0005). A Writable stub is a directory on the way to
+// one (madeParents): created and removed the same way, but bound writable.
 type Stub struct {
-	Path string
-	Dir  bool
+	Path     string
+	Dir      bool
+	Writable bool
 }
 
 // StubContent is what a file stub holds, or "" where a directory stub
 // serves. Git reads .git/commondir whenever it exists, so that stub is a
 // file naming the git directory itself, which is what git assumes without
-// one.
+// one. Claude Code stops at a settings file it cannot read (a directory)
+// with a dialog, so those stubs are files holding settings that set
+// nothing.
 func StubContent(path string) string {
-	if filepath.Base(path) == "commondir" {
+	dir, base := filepath.Split(path)
+	switch {
+	case base == "commondir":
 		return ".\n"
+	case filepath.Base(dir) == ".claude" && (base == "settings.json" || base == "settings.local.json"):
+		return "{}\n"
 	}
 	return ""
 }
@@ -406,6 +470,7 @@ const (
 	readOnly                  // an existing path bound read-only
 	stubDir                   // a missing path, held by an empty read-only directory
 	stubFile                  // a missing file that tools read, held by a read-only file
+	madeDir                   // a missing directory of madeParents, created and pinned
 )
 
 type mount struct {
@@ -415,7 +480,8 @@ type mount struct {
 
 // protections turns workspace-relative protected paths into mounts. A path
 // that exists is bound read-only. A missing one is held by an empty read-only
-// stub at its first missing component, so it cannot be created. Every
+// stub at its first missing component, so it cannot be created, unless that
+// component is one of madeParents, which is made and pinned instead. Every
 // existing directory between the workspace and a protected path is pinned: a
 // mount point cannot be renamed, so the protection cannot be moved aside.
 func protections(ws string, rels []string) ([]mount, error) {
@@ -431,6 +497,10 @@ func protections(ws string, rels []string) ([]mount, error) {
 			fi, err := os.Lstat(cur)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
+				if rel, _ := filepath.Rel(ws, cur); !last && madeParents[rel] {
+					kinds[cur] = madeDir
+					continue
+				}
 				// A directory holds even a missing file's name: git shows
 				// neither an empty directory as untracked nor lets it be
 				// added, so no stub can end up in a commit.
@@ -464,7 +534,7 @@ func protections(ws string, rels []string) ([]mount, error) {
 		// Anything below a read-only path or a stub is already held.
 		covered := false
 		for _, m := range out {
-			if m.kind != pin && within(m.path, p) {
+			if m.kind != pin && m.kind != madeDir && within(m.path, p) {
 				covered = true
 			}
 		}

@@ -82,20 +82,24 @@ func TestProtections(t *testing.T) {
 		"worktree/hooks/", // a file where a directory was expected: the file is protected
 		"notes.txt",       // a missing file: held by a directory
 		".git/commondir",  // a missing file git reads: held by a file
+		".claude/settings.json", ".claude/settings.local.json", // a missing .claude is made; Claude Code's settings are held by files
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
 	for _, m := range got {
-		lines = append(lines, []string{"pin", "ro", "stub-dir", "stub-file"}[m.kind]+" "+strings.TrimPrefix(m.path, ws+"/"))
+		lines = append(lines, []string{"pin", "ro", "stub-dir", "stub-file", "made"}[m.kind]+" "+strings.TrimPrefix(m.path, ws+"/"))
 	}
 	want := []string{
+		"made .claude",
 		"pin .git",
 		"stub-dir .vscode",
 		"stub-dir notes.txt",
 		"pin vendor",
 		"ro worktree",
+		"stub-file .claude/settings.json",
+		"stub-file .claude/settings.local.json",
 		"stub-file .git/commondir",
 		"ro .git/config",
 		"ro .git/hooks",
@@ -144,5 +148,64 @@ func TestCheckAllowWrite(t *testing.T) {
 		if (err == nil) != tt.ok {
 			t.Errorf("checkAllowWrite(%s) = %v, want ok=%v", tt.path, err, tt.ok)
 		}
+	}
+}
+
+func TestStubContent(t *testing.T) {
+	for path, want := range map[string]string{
+		"/w/.git/commondir":              ".\n",
+		"/w/.claude/settings.json":       "{}\n",
+		"/w/.claude/settings.local.json": "{}\n",
+		"/w/settings.json":               "",
+		"/w/.mcp.json":                   "",
+		"/w/.envrc":                      "",
+	} {
+		if got := StubContent(path); got != want {
+			t.Errorf("StubContent(%s) = %q, want %q", path, got, want)
+		}
+	}
+}
+
+func TestShellWords(t *testing.T) {
+	got := shellWords(`bash ~/.claude/a.sh|jq -r '.x y' && FOO=$HOME/.claude/b "c d\"e";(z)`)
+	want := []string{"bash", "~/.claude/a.sh", "jq", "-r", ".x y", "FOO=$HOME/.claude/b", `c d"e`, "z"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("shellWords mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestClaudeCommandFiles(t *testing.T) {
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{
+  // JSONC, as Claude Code accepts it
+  "statusLine": {"type": "command", "command": "bash ~/.claude/statusline.sh"},
+  "apiKeyHelper": "${HOME}/.claude/bin/key --fresh",
+  "otelHeadersHelper": "/usr/local/bin/otel-headers",
+  "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+    {"type": "command", "command": "python3 \"$HOME/.claude/scripts/guard x.py\""},
+    {"type": "command", "command": "~/.claude/hooks/already-read-only.sh"},
+    {"type": "command", "command": "` + home + `/.claude/local/claude --version; cat ~/.claude/../.bashrc"}]}]},
+  "model": "opus",
+}`
+	if err := os.WriteFile(filepath.Join(home, ".claude/settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ClaudeCommandFiles(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(home, ".claude/bin/key"), filepath.Join(home, ".claude/scripts/guard x.py"), filepath.Join(home, ".claude/statusline.sh")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ClaudeCommandFiles mismatch (-want +got):\n%s", diff)
+	}
+
+	if err := os.WriteFile(filepath.Join(home, ".claude/settings.json"), []byte(`{"statusLine": `), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ClaudeCommandFiles(home); err != nil || got != nil {
+		t.Errorf("settings that do not parse gave %v, %v; want nothing, as Claude Code loads nothing from them", got, err)
 	}
 }

@@ -79,6 +79,9 @@ func runCLI() int {
 	if v := os.Getenv("CS_ALLOW_UNSANDBOXED"); v != "" {
 		p.AllowUnsandboxed = v
 	}
+	if v := os.Getenv("CS_OUTSIDE_SETTINGS"); v != "" {
+		p.OutsideSettings = v
+	}
 	if v := os.Getenv("CS_BWRAP_PATHS"); v != "" {
 		launcher.BwrapPaths = strings.Split(v, ":")
 	}
@@ -201,6 +204,7 @@ func setup(env *testscript.Env) error {
 	env.Setenv("CS_PASSWD", filepath.Join(work, "etc/passwd"))
 	env.Setenv("CS_REAL", real)
 	env.Setenv("CS_MASKS", "/run:/tmp")
+	env.Setenv("CS_OUTSIDE_SETTINGS", filepath.Join(work, "etc/claude-sandbox-outside.json"))
 	env.Setenv("PROBE", filepath.Join(work, "proj/.bin/probe"))
 	env.Setenv("HOME", filepath.Join(work, "home"))
 	// What npm needs to reach its registry on this machine (a proxy, an
