@@ -78,10 +78,10 @@ func TestProtections(t *testing.T) {
 	got, err := protections(ws, []string{
 		".git/hooks/", ".git/config", ".git/modules/", // existing, existing, missing under a pinned dir
 		".vscode/", ".vscode/tasks.json", // a missing dir covers what is below it
-		"vendor/lib/gen/", // a missing dir two levels below the workspace: both levels pinned
-		"worktree/hooks/", // a file where a directory was expected: the file is protected
-		"notes.txt",       // a missing file: held by a directory
-		".git/commondir",  // a missing file git reads: held by a file
+		"vendor/lib/gen/",                                      // a missing dir two levels below the workspace: both levels pinned
+		"worktree/hooks/",                                      // a file where a directory was expected: the file is protected
+		"notes.txt",                                            // a missing file: held by a directory
+		".git/commondir",                                       // a missing file git reads: held by a file
 		".claude/settings.json", ".claude/settings.local.json", // a missing .claude is made; Claude Code's settings are held by files
 	})
 	if err != nil {
