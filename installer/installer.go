@@ -251,6 +251,9 @@ func (in *run) plan(src *source) error {
 	if err := in.planManagedSettings(); err != nil {
 		return err
 	}
+	if err := in.planOutsideSettings(); err != nil {
+		return err
+	}
 	if err := in.planManagedCommand(); err != nil {
 		return err
 	}
@@ -260,6 +263,7 @@ func (in *run) plan(src *source) error {
 	for _, p := range in.claudesOnPath() {
 		in.planLink(p)
 	}
+	in.planLegacyLinks()
 	in.planLink(LauncherLink)
 	in.planLink(ToolLink)
 	return nil

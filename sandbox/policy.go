@@ -162,12 +162,6 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 		b.add("--ro-bind", f, f)
 	}
 	b.add("--dir", filepath.Dir(InsideMarker), "--dir", InsideMarker)
-	if l.OutsideSettings != "" {
-		// The null device reads as an empty file, which Claude Code takes
-		// for settings that set nothing. A read-only bind would carry
-		// nodev and make it unreadable; writes to it go nowhere.
-		b.add("--dev-bind", "/dev/null", l.OutsideSettings)
-	}
 
 	home := l.Home
 	b.add("--tmpfs", home)
@@ -253,6 +247,13 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 		}
 	}
 
+	if l.OutsideSettings != "" {
+		// The null device reads as an empty file, which Claude Code takes
+		// for settings that set nothing. A read-only bind would carry
+		// nodev and make it unreadable; writes to it go nowhere. Last, so
+		// that no bind lands on top of it.
+		b.add("--dev-bind", "/dev/null", l.OutsideSettings)
+	}
 	b.add("--chdir", l.Cwd, "--seccomp", fmt.Sprint(SeccompFD), "--json-status-fd", fmt.Sprint(StatusFD))
 	env := envFromCaller(c, noForge, l.Environ)
 	if plan.Listen, err = network(b, c, l, env); err != nil {

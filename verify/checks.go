@@ -64,6 +64,7 @@ var checks = []check{
 	{"launcher-read-only", launcherReadOnly},
 	{"real-binary-read-only", realBinaryReadOnly},
 	{"managed-settings-read-only", managedSettingsReadOnly},
+	{"outside-settings-covered", outsideSettingsCovered},
 
 	// The network and Claude's login.
 	{"network", network},
