@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 		"redteam-verdicts": func() { os.Exit(redteamVerdicts(os.Args[1:])) },
 		"redteam-table":    func() { os.Exit(redteamTable(os.Args[1:])) },
 		"redteam-verify":   func() { os.Exit(redteamVerify(os.Args[1:])) },
+		"outside-claude":   func() { os.Exit(outsideClaude(os.Args[1:])) },
 		"seccomp-filter":   func() { os.Exit(seccompFilter(os.Args[1:])) },
 	})
 }

@@ -1,0 +1,178 @@
+package testscripts
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// outsideClaude runs the real Claude Code outside the sandbox, as the user
+// who owns HOME, in the workspace WS, the way a red-team case's host check
+// needs it (ADR 0012):
+//
+//	outside-claude ide HOME WS
+//	outside-claude shared-home HOME WS
+//
+// ide is an IDE extension's bundled binary: stream-json on stdin with one
+// prompt, in this container, whose managed settings hold the gate and the
+// lock-down. shared-home is a terminal in another container that shares
+// ~/.claude but has no claude-sandbox: an interactive session on a
+// terminal for a few seconds (long enough for its status line), with
+// /etc/claude-code hidden and a home of its own whose ~/.claude is HOME's.
+// Either way Claude Code talks to no API (a closed loopback port); what
+// matters is what it runs before and around the first prompt. The exit
+// status is 0 whatever Claude Code did.
+func outsideClaude(args []string) int {
+	if len(args) != 3 || (args[0] != "ide" && args[0] != "shared-home") {
+		fmt.Fprintln(os.Stderr, "usage: outside-claude ide|shared-home HOME WS")
+		return 2
+	}
+	mode, home, ws := args[0], args[1], args[2]
+	fi, err := os.Stat(home)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "outside-claude:", err)
+		return 1
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	user, err := userName(st.Uid)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "outside-claude:", err)
+		return 1
+	}
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "USER=" + user, "LOGNAME=" + user,
+		"ANTHROPIC_API_KEY=sk-standin", "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0", "DISABLE_AUTOUPDATER=1"}
+	const real = "/usr/libexec/claude-sandbox/claude"
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if mode == "ide" {
+		cmd := exec.CommandContext(ctx, real, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
+		cmd.Dir, cmd.Env = ws, append(env, "HOME="+home)
+		cmd.Stdin = strings.NewReader(`{"type":"user","message":{"role":"user","content":"hi"}}` + "\n")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: st.Uid, Gid: st.Gid}}
+		_ = cmd.Run()
+		return 0
+	}
+	own, err := sharedHome(home, ws, st.Uid, st.Gid)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "outside-claude:", err)
+		return 1
+	}
+	defer os.RemoveAll(own)
+	script := `mount -t tmpfs tmpfs /etc/claude-code && exec setpriv --reuid="$1" --regid="$2" --clear-groups -- ` + real
+	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", fmt.Sprint(st.Uid), fmt.Sprint(st.Gid))
+	cmd.Dir, cmd.Env = ws, append(env, "HOME="+own, "TERM=xterm")
+	if err := onTerminal(cmd, 5*time.Second); err != nil {
+		fmt.Fprintln(os.Stderr, "outside-claude:", err)
+		return 1
+	}
+	return 0
+}
+
+// sharedHome makes a home whose ~/.claude is HOME's, with a ~/.claude.json
+// that has the first-run questions answered and WS trusted, so that an
+// interactive session goes straight to its prompt.
+func sharedHome(home, ws string, uid, gid uint32) (string, error) {
+	dir, err := os.MkdirTemp("", "claude-sandbox-shared-home-")
+	if err != nil {
+		return "", err
+	}
+	config, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "theme": "dark",
+		"customApiKeyResponses": map[string]any{"approved": []string{"sk-standin"}, "rejected": []string{}},
+		"projects":              map[string]any{ws: map[string]any{"hasTrustDialogAccepted": true}}})
+	for _, err := range []error{
+		os.Symlink(filepath.Join(home, ".claude"), filepath.Join(dir, ".claude")),
+		os.WriteFile(filepath.Join(dir, ".claude.json"), config, 0o600),
+		os.Lchown(filepath.Join(dir, ".claude"), int(uid), int(gid)),
+		os.Chown(filepath.Join(dir, ".claude.json"), int(uid), int(gid)),
+		os.Chown(dir, int(uid), int(gid)),
+	} {
+		if err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// onTerminal runs cmd as the session leader of a new terminal for d,
+// answering the terminal queries Claude Code asks, then ends it.
+func onTerminal(cmd *exec.Cmd, d time.Duration) error {
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return err
+	}
+	defer master.Close()
+	var unlock int32
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, master.Fd(), unix.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); errno != 0 {
+		return errno
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		return err
+	}
+	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 120}); err != nil {
+		slave.Close()
+		return err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	err = cmd.Start()
+	slave.Close()
+	if err != nil {
+		return err
+	}
+	go func() {
+		r := bufio.NewReader(master)
+		buf := make([]byte, 4096)
+		for {
+			k, err := r.Read(buf)
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(buf[:k]), "\x1b[c") {
+				master.WriteString("\x1b[?62;c") // a VT220's answer to "who are you"
+			}
+		}
+	}()
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	return nil
+}
+
+// userName is uid's name in /etc/passwd.
+func userName(uid uint32) (string, error) {
+	f, err := os.Open("/etc/passwd")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), ":")
+		if len(fields) > 2 && fields[2] == fmt.Sprint(uid) {
+			return fields[0], nil
+		}
+	}
+	return "", fmt.Errorf("uid %d is not in /etc/passwd", uid)
+}
