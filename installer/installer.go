@@ -245,6 +245,7 @@ func (in *run) plan(src *source) error {
 	if !sameContent(self, in.opts.Self) {
 		in.add("installed the launcher at "+LauncherBinary, "", func() error { return copyAtomic(self, in.opts.Self, 0o755) })
 	}
+	in.planInsideSettings()
 	if err := in.planConf(); err != nil {
 		return err
 	}

@@ -12,8 +12,15 @@ import (
 )
 
 // OutsideSettings is the managed drop-in for a Claude Code started outside
-// the sandbox (ADR 0012).
-const OutsideSettings = sandbox.OutsideSettings
+// the sandbox (ADR 0012); InsideSettings covers it inside the sandbox.
+const (
+	OutsideSettings = sandbox.OutsideSettings
+	InsideSettings  = sandbox.InsideSettings
+)
+
+// insideSettings set nothing. A regular file: Claude Code refuses a
+// settings file that is a device.
+var insideSettings = []byte("{}\n")
 
 // outsideSettings keeps a Claude Code started outside the sandbox (an IDE's
 // bundled binary, an SDK app, the real binary run directly) from running
@@ -26,7 +33,7 @@ const OutsideSettings = sandbox.OutsideSettings
 // lines in skills; and every helper command empty, which Claude Code takes
 // for none. The status line is the product's, which says NOT SANDBOXED.
 // Drop-ins apply to every Claude Code on the machine: the sandbox covers
-// this one with an empty file, so sessions inside keep the user's hooks,
+// this one with insideSettings, so sessions inside keep the user's hooks,
 // MCP servers and helpers, and run them sandboxed.
 var outsideSettings = []byte(`{
   "allowManagedHooksOnly": true,
@@ -43,6 +50,17 @@ var outsideSettings = []byte(`{
   "statusLine": ` + launcher.StatusLine + `
 }
 `)
+
+// planInsideSettings writes the file the sandbox binds over the drop-in.
+func (in *run) planInsideSettings() {
+	p := in.path(InsideSettings)
+	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, insideSettings) {
+		return
+	}
+	in.add("wrote "+InsideSettings+" (what a session sees in place of the lock-down for Claude Code outside)", "", func() error {
+		return writeAtomic(p, insideSettings, 0o644)
+	})
+}
 
 // planOutsideSettings writes the drop-in. The file is the product's: a
 // changed copy is put back (an admin changes what it sets with a drop-in

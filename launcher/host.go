@@ -30,11 +30,12 @@ type Paths struct {
 	Masks            []string // nil: every sandbox.MaskedDirs entry that exists here
 	AllowUnsandboxed string   // the root-owned file that lets the prompt gate pass sessions outside the sandbox
 	OutsideSettings  string   // the managed lock-down for Claude Code outside, covered inside when it exists
+	InsideSettings   string   // the settings that set nothing, which cover it
 }
 
 // Default are the installed locations.
 var Default = Paths{Conf: sandbox.ConfPath, RealBinary: sandbox.RealBinary, Passwd: "/etc/passwd", AllowUnsandboxed: "/etc/claude-sandbox.allow-unsandboxed",
-	OutsideSettings: sandbox.OutsideSettings}
+	OutsideSettings: sandbox.OutsideSettings, InsideSettings: sandbox.InsideSettings}
 
 // FindBwrap returns the absolute path of bwrap, or an error with the fix.
 func FindBwrap() (string, error) {
@@ -97,7 +98,7 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 	}
 	l := sandbox.Launch{User: u.name, Home: home, Shell: shell, Cwd: cwd, Environ: environ, Args: args, RealBinary: p.RealBinary, Masks: p.Masks, Launcher: self}
 	if _, err := os.Lstat(p.OutsideSettings); err == nil && p.OutsideSettings != "" {
-		l.OutsideSettings = p.OutsideSettings
+		l.OutsideSettings, l.InsideSettings = p.OutsideSettings, p.InsideSettings
 	}
 	if l.Masks == nil {
 		for _, d := range sandbox.MaskedDirs {

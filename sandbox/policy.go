@@ -21,9 +21,11 @@ const (
 	// OutsideSettings is Claude Code's managed settings for a Claude Code
 	// started outside the sandbox: no hooks, MCP servers or helper commands
 	// but the managed ones (ADR 0012). A managed drop-in applies to every
-	// Claude Code on the machine, so the sandbox covers it with an empty
-	// file: sessions inside keep the user's hooks and MCP servers.
+	// Claude Code on the machine, so the sandbox covers it with
+	// InsideSettings, which sets nothing: sessions inside keep the user's
+	// hooks and MCP servers.
 	OutsideSettings = "/etc/claude-code/managed-settings.d/claude-sandbox-outside.json"
+	InsideSettings  = "/usr/libexec/claude-sandbox/inside-settings.json"
 )
 
 // DefaultProtect are workspace paths that run code outside the sandbox later.
@@ -97,8 +99,9 @@ type Launch struct {
 	Keep       []string // files under Masks that the system needs, bound back read-only
 	Launcher   string   // the launcher's own binary, bound inside to run net-init
 	// OutsideSettings is the managed lock-down for Claude Code started
-	// outside, covered inside by an empty file; "" when there is none.
+	// outside, covered inside by InsideSettings; "" when there is none.
 	OutsideSettings string
+	InsideSettings  string // sandbox.InsideSettings in every launch; tests use a stand-in
 	// AuthToken is the session token Claude gets in place of its login when
 	// the launcher proxies the credential; "" when it does not.
 	AuthToken string
@@ -248,11 +251,13 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	}
 
 	if l.OutsideSettings != "" {
-		// The null device reads as an empty file, which Claude Code takes
-		// for settings that set nothing. A read-only bind would carry
-		// nodev and make it unreadable; writes to it go nowhere. Last, so
-		// that no bind lands on top of it.
-		b.add("--dev-bind", "/dev/null", l.OutsideSettings)
+		// A regular file: Claude Code stops at a settings file that is a
+		// device (/dev/null) with a dialog. Last, so that no bind lands on
+		// top of it.
+		if fi, err := os.Stat(l.InsideSettings); err != nil || !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s, which covers %s inside the sandbox, is missing; run `sudo claude-sandbox install`", l.InsideSettings, l.OutsideSettings)
+		}
+		b.add("--ro-bind", l.InsideSettings, l.OutsideSettings)
 	}
 	b.add("--chdir", l.Cwd, "--seccomp", fmt.Sprint(SeccompFD), "--json-status-fd", fmt.Sprint(StatusFD))
 	env := envFromCaller(c, noForge, l.Environ)

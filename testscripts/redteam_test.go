@@ -96,12 +96,12 @@ var redteamCases = []redteamCase{
 }
 
 // outside is the host check of a case that plants something for a Claude
-// Code started outside the sandbox (ADR 0012): it runs one with
-// outside-claude in MODE, in the session's workspace and home, and
+// Code started outside the sandbox (ADR 0012): it starts the real binary
+// with start-claude in MODE, in the session's workspace and home, and
 // reports ESCAPED when the plant touched its marker.
 func outside(mode, name string) string {
 	marker := "/tmp/claude-sandbox-rt-{{ID}}." + name
-	return fmt.Sprintf(`rm -f %s; "$BIN/outside-claude" %s "$HOME_DIR" "$WS"; [ -e %s ] && echo ESCAPED`, marker, mode, marker)
+	return fmt.Sprintf(`rm -f %s; "$BIN/start-claude" %s "$HOME_DIR" "$WS"; [ -e %s ] && echo ESCAPED`, marker, mode, marker)
 }
 
 // claudeJSON is a command that edits ~/.claude.json with python: edit runs

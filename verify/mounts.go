@@ -115,7 +115,7 @@ func (f *facts) mountAt(path string) (mount, bool) {
 // plannedMount is one mount of the plan's bwrap options.
 type plannedMount struct {
 	point string
-	kind  string // the bwrap option: --bind, --ro-bind, --ro-bind-try, --dev-bind, --tmpfs, --dev or --proc
+	kind  string // the bwrap option: --bind, --ro-bind, --ro-bind-try, --tmpfs, --dev or --proc
 }
 
 func (m plannedMount) readOnly() bool { return m.kind == "--ro-bind" || m.kind == "--ro-bind-try" }
@@ -133,7 +133,7 @@ var bwrapArity = map[string]int{
 	"--unshare-user": 0, "--unshare-ipc": 0, "--unshare-pid": 0, "--unshare-uts": 0, "--unshare-cgroup-try": 0, "--unshare-net": 0,
 	"--die-with-parent": 0, "--clearenv": 0, "--cap-drop": 1, "--chdir": 1, "--seccomp": 1, "--json-status-fd": 1,
 	"--dir": 1, "--setenv": 2,
-	"--bind": 2, "--ro-bind": 2, "--ro-bind-try": 2, "--dev-bind": 2, "--tmpfs": 1, "--dev": 1, "--proc": 1,
+	"--bind": 2, "--ro-bind": 2, "--ro-bind-try": 2, "--tmpfs": 1, "--dev": 1, "--proc": 1,
 }
 
 func parsePolicy(args []string) (policy, error) {
@@ -151,7 +151,7 @@ func parsePolicy(args []string) (policy, error) {
 		switch opt {
 		case "--setenv":
 			pol.env[vals[0]] = vals[1]
-		case "--bind", "--ro-bind", "--ro-bind-try", "--dev-bind":
+		case "--bind", "--ro-bind", "--ro-bind-try":
 			pol.mounts = append(pol.mounts, plannedMount{vals[1], opt})
 		case "--tmpfs", "--dev", "--proc":
 			pol.mounts = append(pol.mounts, plannedMount{vals[0], opt})

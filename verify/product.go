@@ -41,8 +41,9 @@ func managedSettingsReadOnly(*facts) (string, error) {
 
 // outsideSettingsCovered: a Claude Code started outside the sandbox runs
 // nothing this session wrote (ADR 0012): the managed lock-down for it is
-// there (the launch covered it), and inside it reads empty, so this
-// session keeps the user's hooks and MCP servers.
+// there (the launch covered it), and inside it is the settings that set
+// nothing, read-only, so this session keeps the user's hooks and MCP
+// servers.
 func outsideSettingsCovered(f *facts) (string, error) {
 	if err := firstError(f.mountsErr, f.launchErr); err != nil {
 		return "", err
@@ -54,12 +55,13 @@ func outsideSettingsCovered(f *facts) (string, error) {
 	if _, ok := f.mountAt(p); !ok {
 		return "", fmt.Errorf("%s is not covered: this session runs under the lock-down meant for Claude Code outside", p)
 	}
-	b, err := os.ReadFile(p)
-	if err != nil {
+	if same, err := sameFile(p, f.launch.launch.InsideSettings); err != nil {
+		return "", err
+	} else if !same {
+		return "", fmt.Errorf("%s is covered by something other than %s", p, f.launch.launch.InsideSettings)
+	}
+	if _, err := readOnly(p); err != nil {
 		return "", err
 	}
-	if len(b) > 0 {
-		return "", fmt.Errorf("%s reads %d bytes inside, not an empty file", p, len(b))
-	}
-	return p + " locks Claude Code outside; inside it reads empty", nil
+	return fmt.Sprintf("%s locks Claude Code outside; inside it is %s, read-only", p, f.launch.launch.InsideSettings), nil
 }

@@ -17,63 +17,75 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// outsideClaude runs the real Claude Code outside the sandbox, as the user
-// who owns HOME, in the workspace WS, the way a red-team case's host check
-// needs it (ADR 0012):
+// startClaude starts Claude Code as the user who owns HOME, in the
+// workspace WS, the way the scripts about Claude Code outside the sandbox
+// need it (ADR 0012):
 //
-//	outside-claude ide HOME WS
-//	outside-claude shared-home HOME WS
+//	start-claude ide|terminal|shared-home HOME WS [CLAUDE]
 //
-// ide is an IDE extension's bundled binary: stream-json on stdin with one
-// prompt, in this container, whose managed settings hold the gate and the
-// lock-down. shared-home is a terminal in another container that shares
-// ~/.claude but has no claude-sandbox: an interactive session on a
-// terminal for a few seconds (long enough for its status line), with
-// /etc/claude-code hidden and a home of its own whose ~/.claude is HOME's.
-// Either way Claude Code talks to no API (a closed loopback port); what
-// matters is what it runs before and around the first prompt. The exit
-// status is 0 whatever Claude Code did.
-func outsideClaude(args []string) int {
-	if len(args) != 3 || (args[0] != "ide" && args[0] != "shared-home") {
-		fmt.Fprintln(os.Stderr, "usage: outside-claude ide|shared-home HOME WS")
+// CLAUDE is the binary, by default the real one started directly, outside
+// the sandbox; `claude` (the launcher) starts it inside. ide is an IDE
+// extension's bundled binary: stream-json on stdin with one prompt.
+// terminal is an interactive session on a terminal for a few seconds (long
+// enough for its status line); HOME's ~/.claude.json must have the
+// first-run questions answered. shared-home is that terminal in another
+// container that shares ~/.claude but has no claude-sandbox: /etc/claude-code
+// hidden, and a home of its own whose ~/.claude is HOME's. Claude Code talks
+// to no API (a closed loopback port, no retries); what matters is what it
+// runs before and around the first prompt. The exit status is 0 whatever
+// Claude Code did.
+func startClaude(args []string) int {
+	if len(args) < 3 || len(args) > 4 || (args[0] != "ide" && args[0] != "terminal" && args[0] != "shared-home") {
+		fmt.Fprintln(os.Stderr, "usage: start-claude ide|terminal|shared-home HOME WS [CLAUDE]")
 		return 2
 	}
 	mode, home, ws := args[0], args[1], args[2]
+	claude := "/usr/libexec/claude-sandbox/claude"
+	if len(args) == 4 {
+		claude = args[3]
+	}
 	fi, err := os.Stat(home)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "outside-claude:", err)
+		fmt.Fprintln(os.Stderr, "start-claude:", err)
 		return 1
 	}
 	st := fi.Sys().(*syscall.Stat_t)
 	user, err := userName(st.Uid)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "outside-claude:", err)
+		fmt.Fprintln(os.Stderr, "start-claude:", err)
 		return 1
 	}
-	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "USER=" + user, "LOGNAME=" + user,
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "USER=" + user, "LOGNAME=" + user, "TERM=xterm",
 		"ANTHROPIC_API_KEY=sk-standin", "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0", "DISABLE_AUTOUPDATER=1"}
-	const real = "/usr/libexec/claude-sandbox/claude"
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if mode == "ide" {
-		cmd := exec.CommandContext(ctx, real, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
+	asUser := &syscall.Credential{Uid: st.Uid, Gid: st.Gid}
+	switch mode {
+	case "ide":
+		cmd := exec.CommandContext(ctx, claude, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
 		cmd.Dir, cmd.Env = ws, append(env, "HOME="+home)
 		cmd.Stdin = strings.NewReader(`{"type":"user","message":{"role":"user","content":"hi"}}` + "\n")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: st.Uid, Gid: st.Gid}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: asUser}
 		_ = cmd.Run()
 		return 0
+	case "terminal":
+		cmd := exec.CommandContext(ctx, claude)
+		cmd.Dir, cmd.Env = ws, append(env, "HOME="+home)
+		err = onTerminal(cmd, asUser, 5*time.Second)
+	default:
+		own, err := sharedHome(home, ws, st.Uid, st.Gid)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "start-claude:", err)
+			return 1
+		}
+		defer os.RemoveAll(own)
+		script := `mount -t tmpfs tmpfs /etc/claude-code && exec setpriv --reuid="$1" --regid="$2" --clear-groups -- "$3"`
+		cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", fmt.Sprint(st.Uid), fmt.Sprint(st.Gid), claude)
+		cmd.Dir, cmd.Env = ws, append(env, "HOME="+own)
+		err = onTerminal(cmd, nil, 5*time.Second)
 	}
-	own, err := sharedHome(home, ws, st.Uid, st.Gid)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "outside-claude:", err)
-		return 1
-	}
-	defer os.RemoveAll(own)
-	script := `mount -t tmpfs tmpfs /etc/claude-code && exec setpriv --reuid="$1" --regid="$2" --clear-groups -- ` + real
-	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", fmt.Sprint(st.Uid), fmt.Sprint(st.Gid))
-	cmd.Dir, cmd.Env = ws, append(env, "HOME="+own, "TERM=xterm")
-	if err := onTerminal(cmd, 5*time.Second); err != nil {
-		fmt.Fprintln(os.Stderr, "outside-claude:", err)
+		fmt.Fprintln(os.Stderr, "start-claude:", err)
 		return 1
 	}
 	return 0
@@ -105,9 +117,10 @@ func sharedHome(home, ws string, uid, gid uint32) (string, error) {
 	return dir, nil
 }
 
-// onTerminal runs cmd as the session leader of a new terminal for d,
-// answering the terminal queries Claude Code asks, then ends it.
-func onTerminal(cmd *exec.Cmd, d time.Duration) error {
+// onTerminal runs cmd (as cred, when given) as the session leader of a
+// new terminal for d, answering the terminal queries Claude Code asks,
+// then ends it.
+func onTerminal(cmd *exec.Cmd, cred *syscall.Credential, d time.Duration) error {
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		return err
@@ -130,7 +143,13 @@ func onTerminal(cmd *exec.Cmd, d time.Duration) error {
 		return err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Credential: cred}
+	if cred != nil {
+		if err := slave.Chown(int(cred.Uid), -1); err != nil {
+			slave.Close()
+			return err
+		}
+	}
 	err = cmd.Start()
 	slave.Close()
 	if err != nil {
