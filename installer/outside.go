@@ -29,8 +29,9 @@ var insideSettings = []byte("{}\n")
 // subagent status line but the managed one (allowManagedHooksOnly); no MCP
 // server from .mcp.json or ~/.claude.json (strictPluginOnlyCustomization);
 // no marketplace a settings file names, so no plugin installed from the
-// workspace (strictKnownMarketplaces); no marketplace command, no shell
-// lines in skills; and every helper command empty, which Claude Code takes
+// workspace (strictKnownMarketplaces); no shell lines in skills and
+// commands (disableSkillShellExecution, for a session the gate's override
+// lets through); and every helper command empty, which Claude Code takes
 // for none. The status line is the product's, which says NOT SANDBOXED.
 // Drop-ins apply to every Claude Code on the machine: the sandbox covers
 // this one with insideSettings, so sessions inside keep the user's hooks,
@@ -39,7 +40,6 @@ var outsideSettings = []byte(`{
   "allowManagedHooksOnly": true,
   "strictPluginOnlyCustomization": ["mcp"],
   "strictKnownMarketplaces": [],
-  "disableCommandPluginSources": true,
   "disableSkillShellExecution": true,
   "apiKeyHelper": "",
   "awsAuthRefresh": "",

@@ -21,28 +21,34 @@ import (
 // workspace WS, the way the scripts about Claude Code outside the sandbox
 // need it (ADR 0012):
 //
-//	start-claude ide|terminal|shared-home HOME WS [CLAUDE]
+//	start-claude ide|terminal|shared-home HOME WS [CLAUDE [ARG...]]
 //
 // CLAUDE is the binary, by default the real one started directly, outside
-// the sandbox; `claude` (the launcher) starts it inside. ide is an IDE
-// extension's bundled binary: stream-json on stdin with one prompt.
-// terminal is an interactive session on a terminal for a few seconds (long
-// enough for its status line); HOME's ~/.claude.json must have the
-// first-run questions answered. shared-home is that terminal in another
-// container that shares ~/.claude but has no claude-sandbox: /etc/claude-code
-// hidden, and a home of its own whose ~/.claude is HOME's. Claude Code talks
-// to no API (a closed loopback port, no retries); what matters is what it
-// runs before and around the first prompt. The exit status is 0 whatever
-// Claude Code did.
+// the sandbox; `claude` (the launcher) starts it inside; ARGs go to it.
+// ide is an IDE extension's bundled binary: stream-json on stdin with one
+// prompt, $START_CLAUDE_PROMPT or "hi". terminal is an interactive session
+// on a terminal for a few seconds (long enough for its status line), which
+// prints "the status line says NOT SANDBOXED" when the screen did; HOME's
+// ~/.claude.json must have the first-run questions answered. shared-home is
+// that terminal in another container that shares ~/.claude but has no
+// claude-sandbox: /etc/claude-code hidden, and a home of its own whose
+// ~/.claude is HOME's. Claude Code talks to no API (a closed loopback port,
+// no retries); what matters is what it runs before and around the first
+// prompt. The exit status is 0 whatever Claude Code did.
 func startClaude(args []string) int {
-	if len(args) < 3 || len(args) > 4 || (args[0] != "ide" && args[0] != "terminal" && args[0] != "shared-home") {
-		fmt.Fprintln(os.Stderr, "usage: start-claude ide|terminal|shared-home HOME WS [CLAUDE]")
+	if len(args) < 3 || (args[0] != "ide" && args[0] != "terminal" && args[0] != "shared-home") {
+		fmt.Fprintln(os.Stderr, "usage: start-claude ide|terminal|shared-home HOME WS [CLAUDE [ARG...]]")
 		return 2
 	}
 	mode, home, ws := args[0], args[1], args[2]
 	claude := "/usr/libexec/claude-sandbox/claude"
-	if len(args) == 4 {
-		claude = args[3]
+	var extra []string
+	if len(args) > 3 {
+		claude, extra = args[3], args[4:]
+	}
+	prompt := "hi"
+	if p := os.Getenv("START_CLAUDE_PROMPT"); p != "" {
+		prompt = p
 	}
 	fi, err := os.Stat(home)
 	if err != nil {
@@ -62,14 +68,15 @@ func startClaude(args []string) int {
 	asUser := &syscall.Credential{Uid: st.Uid, Gid: st.Gid}
 	switch mode {
 	case "ide":
-		cmd := exec.CommandContext(ctx, claude, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
+		cmd := exec.CommandContext(ctx, claude, append([]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"}, extra...)...)
 		cmd.Dir, cmd.Env = ws, append(env, "HOME="+home)
-		cmd.Stdin = strings.NewReader(`{"type":"user","message":{"role":"user","content":"hi"}}` + "\n")
+		msg, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt}})
+		cmd.Stdin = strings.NewReader(string(msg) + "\n")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: asUser}
 		_ = cmd.Run()
 		return 0
 	case "terminal":
-		cmd := exec.CommandContext(ctx, claude)
+		cmd := exec.CommandContext(ctx, claude, extra...)
 		cmd.Dir, cmd.Env = ws, append(env, "HOME="+home)
 		err = onTerminal(cmd, asUser, 5*time.Second)
 	default:
@@ -81,6 +88,10 @@ func startClaude(args []string) int {
 		defer os.RemoveAll(own)
 		script := `mount -t tmpfs tmpfs /etc/claude-code && exec setpriv --reuid="$1" --regid="$2" --clear-groups -- "$3"`
 		cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", fmt.Sprint(st.Uid), fmt.Sprint(st.Gid), claude)
+		if len(extra) > 0 {
+			fmt.Fprintln(os.Stderr, "start-claude: shared-home takes no arguments for Claude Code")
+			return 2
+		}
 		cmd.Dir, cmd.Env = ws, append(env, "HOME="+own)
 		err = onTerminal(cmd, nil, 5*time.Second)
 	}
@@ -119,7 +130,8 @@ func sharedHome(home, ws string, uid, gid uint32) (string, error) {
 
 // onTerminal runs cmd (as cred, when given) as the session leader of a
 // new terminal for d, answering the terminal queries Claude Code asks,
-// then ends it.
+// then ends it. It says so on stdout when the screen showed the product's
+// status line for a session outside the sandbox.
 func onTerminal(cmd *exec.Cmd, cred *syscall.Credential, d time.Duration) error {
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
@@ -155,14 +167,18 @@ func onTerminal(cmd *exec.Cmd, cred *syscall.Credential, d time.Duration) error 
 	if err != nil {
 		return err
 	}
+	warned := make(chan bool, 1)
 	go func() {
 		r := bufio.NewReader(master)
 		buf := make([]byte, 4096)
+		seen := false
+		defer func() { warned <- seen }()
 		for {
 			k, err := r.Read(buf)
 			if err != nil {
 				return
 			}
+			seen = seen || strings.Contains(string(buf[:k]), "NOT SANDBOXED")
 			if strings.Contains(string(buf[:k]), "\x1b[c") {
 				master.WriteString("\x1b[?62;c") // a VT220's answer to "who are you"
 			}
@@ -175,6 +191,10 @@ func onTerminal(cmd *exec.Cmd, cred *syscall.Credential, d time.Duration) error 
 	case <-time.After(d):
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
+	}
+	master.Close()
+	if <-warned {
+		fmt.Println("the status line says NOT SANDBOXED")
 	}
 	return nil
 }
