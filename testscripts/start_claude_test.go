@@ -26,7 +26,9 @@ import (
 // CLAUDE is the binary, by default the real one started directly, outside
 // the sandbox; `claude` (the launcher) starts it inside; ARGs go to it.
 // ide is an IDE extension's bundled binary: stream-json on stdin with one
-// prompt, $START_CLAUDE_PROMPT or "hi". terminal is an interactive session
+// prompt, $START_CLAUDE_PROMPT or "hi", and $START_CLAUDE_ENV (NAME=VALUE
+// words) in its environment: the user's own, such as a cloud provider's.
+// terminal is an interactive session
 // on a terminal for a few seconds (long enough for its status line), which
 // prints "the status line says NOT SANDBOXED" when the screen did; HOME's
 // ~/.claude.json must have the first-run questions answered. shared-home is
@@ -63,6 +65,9 @@ func startClaude(args []string) int {
 	}
 	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "USER=" + user, "LOGNAME=" + user, "TERM=xterm",
 		"ANTHROPIC_API_KEY=sk-standin", "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0", "DISABLE_AUTOUPDATER=1"}
+	if mode == "ide" {
+		env = append(env, strings.Fields(os.Getenv("START_CLAUDE_ENV"))...)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	asUser := &syscall.Credential{Uid: st.Uid, Gid: st.Gid}
