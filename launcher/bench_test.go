@@ -207,8 +207,11 @@ func benchWorkspace(b *testing.B, dir string) string {
 	for _, d := range []string{".git/hooks", ".git/modules", ".git/worktrees", ".devcontainer", ".vscode", ".idea", ".claude"} {
 		must(b, os.MkdirAll(filepath.Join(ws, d), 0o755))
 	}
-	for _, f := range []string{".git/config", ".git/commondir", ".devcontainer.json", ".envrc", ".claude/settings.json", ".claude/settings.local.json", ".mcp.json"} {
+	for _, f := range []string{".git/config", ".git/commondir", ".devcontainer.json", ".envrc"} {
 		must(b, os.WriteFile(filepath.Join(ws, f), nil, 0o644))
+	}
+	for _, f := range []string{".claude/settings.json", ".claude/settings.local.json", ".mcp.json"} {
+		must(b, os.WriteFile(filepath.Join(ws, f), []byte("{}\n"), 0o644))
 	}
 	return ws
 }
