@@ -138,6 +138,9 @@ func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) in
 	for _, r := range pr.Plan.PathRules {
 		fmt.Fprintf(stderr, "claude-sandbox: %s is missing; should it appear, the sandbox may not write in it: %s\n", r.Path, r.Why)
 	}
+	for _, f := range pr.Plan.CommandFiles {
+		fmt.Fprintf(stderr, "claude-sandbox: %s, which ~/.claude/settings.json names as a command, is missing; a launch creates it empty and read-only\n", f)
+	}
 	fmt.Fprintln(stdout, pr.Bwrap)
 	for _, a := range append(append(pr.Plan.Redacted, "--"), pr.Plan.Command...) {
 		fmt.Fprintln(stdout, a)

@@ -249,10 +249,14 @@ func (in *run) plan(src *source) error {
 	if !sameContent(self, in.opts.Self) {
 		in.add("installed the launcher at "+LauncherBinary, "", func() error { return copyAtomic(self, in.opts.Self, 0o755) })
 	}
+	in.planInsideSettings()
 	if err := in.planConf(); err != nil {
 		return err
 	}
 	if err := in.planManagedSettings(); err != nil {
+		return err
+	}
+	if err := in.planOutsideSettings(); err != nil {
 		return err
 	}
 	if err := in.planManagedCommand(); err != nil {
@@ -267,6 +271,7 @@ func (in *run) plan(src *source) error {
 	for _, p := range in.claudesOnPath() {
 		in.planLink(p)
 	}
+	in.planLegacyLinks()
 	in.planLink(LauncherLink)
 	in.planLink(ToolLink)
 	return nil

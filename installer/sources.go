@@ -85,6 +85,7 @@ func (in *run) candidates() []*source {
 		if p, ok := in.resolve(in.path(filepath.Join(home, ".local/bin/claude"))); ok {
 			add(p, "the native install in "+home)
 		}
+		out = append(out, in.legacySources(home)...)
 	}
 	for _, prefix := range []string{"/usr/local", "/usr"} {
 		add(r(filepath.Join(prefix, "lib/node_modules", NPMPackage, "bin/claude.exe")), "the npm global install in "+prefix)
@@ -291,7 +292,7 @@ func (in *run) fromNPM() (*source, error) {
 	cache := in.path(filepath.Join("/var/cache/claude-sandbox/npm", ver))
 	binaries := []string{
 		filepath.Join(cache, "node_modules", NPMPackage, "bin/claude.exe"),
-		filepath.Join(cache, "node_modules", NPMPackage+"-linux-"+map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH], "claude"),
+		filepath.Join(cache, "node_modules", npmPlatformPackage(), "claude"),
 	}
 	if ver == "latest" || !in.cached(binaries) {
 		if in.opts.DryRun {
@@ -312,6 +313,11 @@ func (in *run) fromNPM() (*source, error) {
 		}
 	}
 	return nil, fmt.Errorf("the npm package has no usable binary under %s", cache)
+}
+
+// npmPlatformPackage is the npm package that holds this machine's binary.
+func npmPlatformPackage() string {
+	return NPMPackage + "-linux-" + map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
 }
 
 func (in *run) cached(binaries []string) bool {

@@ -48,6 +48,7 @@ func Uninstall(o Options, environ []string, out io.Writer) error {
 			in.add("removed the link "+p, "", func() error { return os.Remove(in.path(p)) })
 		}
 	}
+	in.planLegacyRestore()
 	if _, err := os.Stat(in.path("/usr/libexec/claude-sandbox")); err == nil {
 		in.add("removed /usr/libexec/claude-sandbox", "", func() error { return os.RemoveAll(in.path("/usr/libexec/claude-sandbox")) })
 	}
@@ -60,6 +61,7 @@ func Uninstall(o Options, environ []string, out io.Writer) error {
 	if err := in.planManagedRemoval(out); err != nil {
 		return err
 	}
+	in.planOutsideRemoval()
 	if err := in.planCommandRemoval(); err != nil {
 		return err
 	}

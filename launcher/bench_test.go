@@ -52,7 +52,7 @@ func BenchmarkLaunch(b *testing.B) {
 		b.Fatal(err)
 	}
 	// What the launcher creates on its first launch, so bare bwrap has its sources.
-	must(b, prepareHome(pr.Launch.Home))
+	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
 	argsFile := filepath.Join(dir, "args")
 	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.Args, "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")
@@ -145,7 +145,7 @@ i=0; while [ $i -lt %d ]; do : > f$i; echo x >> f$i; i=$((i+1)); done
 	if err != nil {
 		b.Fatal(err)
 	}
-	must(b, prepareHome(pr.Launch.Home))
+	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
 	argsFile := filepath.Join(dir, "args")
 	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.Args, "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")
@@ -283,11 +283,14 @@ func buildBenchLauncher(b *testing.B, dir string) string {
 // a real project.
 func benchWorkspace(b *testing.B, dir string) string {
 	ws := filepath.Join(dir, "proj")
-	for _, d := range []string{".git/hooks", ".git/modules", ".git/worktrees", ".devcontainer", ".vscode", ".idea"} {
+	for _, d := range []string{".git/hooks", ".git/modules", ".git/worktrees", ".devcontainer", ".vscode", ".idea", ".claude"} {
 		must(b, os.MkdirAll(filepath.Join(ws, d), 0o755))
 	}
 	for _, f := range []string{".git/config", ".git/commondir", ".devcontainer.json", ".envrc"} {
 		must(b, os.WriteFile(filepath.Join(ws, f), nil, 0o644))
+	}
+	for _, f := range []string{".claude/settings.json", ".claude/settings.local.json", ".mcp.json"} {
+		must(b, os.WriteFile(filepath.Join(ws, f), []byte("{}\n"), 0o644))
 	}
 	return ws
 }
@@ -338,7 +341,7 @@ func BenchmarkGitDiscovery(b *testing.B) {
 		return pr
 	}
 	pr := plan(small)
-	must(b, prepareHome(pr.Launch.Home))
+	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
 	argsFile := filepath.Join(dir, "args")
 	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.Args, "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")

@@ -29,10 +29,13 @@ type Paths struct {
 	Passwd           string
 	Masks            []string // nil: every sandbox.MaskedDirs entry that exists here
 	AllowUnsandboxed string   // the root-owned file that lets the prompt gate pass sessions outside the sandbox
+	OutsideSettings  string   // the managed lock-down for Claude Code outside, covered inside when it exists
+	InsideSettings   string   // the settings that set nothing, which cover it
 }
 
 // Default are the installed locations.
-var Default = Paths{Conf: sandbox.ConfPath, RealBinary: sandbox.RealBinary, Passwd: "/etc/passwd", AllowUnsandboxed: "/etc/claude-sandbox.allow-unsandboxed"}
+var Default = Paths{Conf: sandbox.ConfPath, RealBinary: sandbox.RealBinary, Passwd: "/etc/passwd", AllowUnsandboxed: "/etc/claude-sandbox.allow-unsandboxed",
+	OutsideSettings: sandbox.OutsideSettings, InsideSettings: sandbox.InsideSettings}
 
 // FindBwrap returns the absolute path of bwrap, or an error with the fix.
 func FindBwrap() (string, error) {
@@ -94,6 +97,9 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 		return sandbox.Launch{}, fmt.Errorf("cannot find the launcher's own binary: %v", err)
 	}
 	l := sandbox.Launch{User: u.name, Home: home, Homes: homes, Shell: shell, Cwd: cwd, Environ: environ, Args: args, RealBinary: p.RealBinary, Masks: p.Masks, Launcher: self}
+	if _, err := os.Lstat(p.OutsideSettings); err == nil && p.OutsideSettings != "" {
+		l.OutsideSettings, l.InsideSettings = p.OutsideSettings, p.InsideSettings
+	}
 	if l.Masks == nil {
 		for _, d := range sandbox.MaskedDirs {
 			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {

@@ -120,7 +120,7 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 		reserveThreads(launcherThreads())
 		close(reserved)
 	}()
-	if err := prepareHome(pr.Launch.Home); err != nil {
+	if err := prepareHome(pr.Launch.Home, pr.Plan.CommandFiles); err != nil {
 		return 0, err
 	}
 	if pr.Credential == nil && pr.Conf.CredentialMode() == sandbox.CredentialsProxy {
@@ -344,11 +344,21 @@ func closeInherited() {
 }
 
 // prepareHome creates the parts of ~/.claude that the sandbox binds, so the
-// binds have a source. Claude Code would create them itself on first use.
-func prepareHome(home string) error {
-	for _, d := range []string{".claude", ".claude/hooks", ".claude/plugins", ".claude/ide"} {
+// binds have a source: the directories and settings Claude Code would create
+// itself on first use, and the files the user's settings name as commands
+// but that are missing (created empty, so the session cannot write them).
+func prepareHome(home string, commandFiles []string) error {
+	for _, d := range []string{".claude", ".claude/hooks", ".claude/plugins", ".claude/local", ".claude/ide"} {
 		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
 			return fmt.Errorf("cannot create %s: %v", filepath.Join(home, d), errors.Unwrap(err))
+		}
+	}
+	for _, p := range commandFiles {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return fmt.Errorf("cannot create %s: %v", filepath.Dir(p), errors.Unwrap(err))
+		}
+		if err := writeNew(p, ""); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("cannot create %s, which ~/.claude/settings.json names as a command, to hold it read-only: %v", p, errors.Unwrap(err))
 		}
 	}
 	for _, f := range []string{".claude/settings.json", ".claude.json"} {
@@ -370,4 +380,17 @@ func prepareHome(home string) error {
 	}
 	wireStatusLine(filepath.Join(home, ".claude/settings.json"))
 	return nil
+}
+
+// writeNew creates path with content, failing if it exists.
+func writeNew(path, content string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

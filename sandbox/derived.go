@@ -1,12 +1,14 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -106,4 +108,150 @@ func devcontainerFiles(path string) ([]string, error) {
 		files = append(files, many...)
 	}
 	return files, nil
+}
+
+// commandKeys are the settings that name a program Claude Code runs:
+// Claude Code's own list of command-valued settings, less policyHelpers,
+// which only managed settings may set.
+var commandKeys = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "fileSuggestion", "gcpAuthRefresh",
+	"otelHeadersHelper", "processWrapper", "proxyAuthHelper", "statusLine", "subagentStatusLine"}
+
+// ClaudeCommandFiles are the files under ~/.claude that the user's
+// settings name as commands: a status line script, hook scripts kept
+// outside ~/.claude/hooks, a helper. ~/.claude is writable inside, and a
+// Claude Code outside the sandbox (another container sharing ~/.claude)
+// runs them, so the sandbox holds them read-only. The settings file is
+// itself read-only inside, so what it names is the user's choice. Only
+// paths written out in a command count (~/, $HOME/, ${HOME}/ or the home's
+// absolute path); a settings file that does not parse names nothing,
+// since Claude Code does not load it either.
+func ClaudeCommandFiles(home string) ([]string, error) {
+	b, err := readFile(filepath.Join(home, ".claude/settings.json"))
+	if err != nil || len(bytes.TrimSpace(b)) == 0 {
+		return nil, err
+	}
+	std, err := hujson.Standardize(b)
+	if err != nil {
+		return nil, nil
+	}
+	var settings map[string]json.RawMessage
+	if json.Unmarshal(std, &settings) != nil {
+		return nil, nil
+	}
+	var commands []string
+	for _, key := range commandKeys {
+		var s string
+		var obj struct{ Command string }
+		if json.Unmarshal(settings[key], &s) == nil {
+			commands = append(commands, s)
+		} else if json.Unmarshal(settings[key], &obj) == nil {
+			commands = append(commands, obj.Command)
+		}
+	}
+	var hooks map[string][]struct {
+		Hooks []struct{ Command string }
+	}
+	if json.Unmarshal(settings["hooks"], &hooks) == nil {
+		for _, groups := range hooks {
+			for _, g := range groups {
+				for _, h := range g.Hooks {
+					commands = append(commands, h.Command)
+				}
+			}
+		}
+	}
+	claudeDir := filepath.Join(home, ".claude")
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range commands {
+		for _, word := range shellWords(c) {
+			candidates := []string{word}
+			if _, value, ok := strings.Cut(word, "="); ok {
+				candidates = append(candidates, value)
+			}
+			for _, w := range candidates {
+				p := expandHome(w, home)
+				if p == "" || p == claudeDir || !within(claudeDir, p) || seen[p] || heldInHome(home, p) {
+					continue
+				}
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// heldInHome reports whether p is already bound read-only (ClaudeReadOnly)
+// or hidden (the IDE's lock files) by the policy itself.
+func heldInHome(home, p string) bool {
+	for _, rel := range append([]string{".claude/ide"}, ClaudeReadOnly...) {
+		if within(filepath.Join(home, rel), p) {
+			return true
+		}
+	}
+	return false
+}
+
+// expandHome returns word as an absolute clean path when it is one or
+// starts with the home (~/, $HOME/, ${HOME}/), else "".
+func expandHome(word, home string) string {
+	for _, prefix := range []string{"~/", "$HOME/", "${HOME}/"} {
+		if rest, ok := strings.CutPrefix(word, prefix); ok {
+			return filepath.Join(home, rest)
+		}
+	}
+	if filepath.IsAbs(word) {
+		return filepath.Clean(word)
+	}
+	return ""
+}
+
+// shellWords splits a shell command into its words, roughly as sh would:
+// quotes group, and blanks and the operators ; & | ( ) < > ` separate. It
+// expands nothing; it is for finding the paths a command names.
+func shellWords(cmd string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	flush := func() {
+		if inWord {
+			words = append(words, cur.String())
+		}
+		cur.Reset()
+		inWord = false
+	}
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		switch {
+		case c == '\'':
+			inWord = true
+			end := strings.IndexByte(cmd[i+1:], '\'')
+			if end < 0 {
+				end = len(cmd) - i - 1
+			}
+			cur.WriteString(cmd[i+1 : i+1+end])
+			i += end + 1
+		case c == '"':
+			inWord = true
+			for i++; i < len(cmd) && cmd[i] != '"'; i++ {
+				if cmd[i] == '\\' && i+1 < len(cmd) {
+					i++
+				}
+				cur.WriteByte(cmd[i])
+			}
+		case c == '\\' && i+1 < len(cmd):
+			inWord = true
+			i++
+			cur.WriteByte(cmd[i])
+		case strings.IndexByte(" \t\n;&|()<>`", c) >= 0:
+			flush()
+		default:
+			inWord = true
+			cur.WriteByte(c)
+		}
+	}
+	flush()
+	return words
 }

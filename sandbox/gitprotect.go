@@ -415,7 +415,7 @@ func nameRules(mounts []mount, missing []missingName) []NameRule {
 	names := map[key][]string{}
 	var keys []key
 	for _, m := range missing {
-		if heldBy(mounts, m.dir) {
+		if m.dir == "" || heldBy(mounts, m.dir) {
 			continue
 		}
 		k := key{m.dir, m.why}

@@ -88,12 +88,41 @@ func TestProtectGit(t *testing.T) {
 		}
 		got = append(got, "rule "+strings.TrimPrefix(r.Dir, ws)+": "+strings.Join(r.Names, " ")+" ("+why+")")
 	}
+	for _, r := range pathRules(mounts, missing) {
+		got = append(got, "path "+strings.TrimPrefix(r.Path, ws))
+	}
 	sort.Strings(got)
 	// The workspace's own git directory, a nested clone's, the submodule's
 	// and the linked worktree's .git files (their names refused too: a
 	// program outside may replace them), what the user's configuration
 	// includes and names, in every working tree.
 	want := []string{
+		"path /.git/commondir",
+		"path /.git/config.worktree",
+		"path /.git/hooks",
+		"path /.git/rebase-apply",
+		"path /.git/rebase-merge",
+		"path /.git/sequencer",
+		"path /.githooks",
+		"path /inc/lib.inc",
+		"path /scripts/go.sh",
+		"path /sub/.githooks",
+		"path /sub/scripts/go.sh",
+		"path /sub/tools/fsmon",
+		"path /tools/fsmon",
+		"path /vendor/lib/.git/commondir",
+		"path /vendor/lib/.git/config.worktree",
+		"path /vendor/lib/.git/modules",
+		"path /vendor/lib/.git/rebase-apply",
+		"path /vendor/lib/.git/rebase-merge",
+		"path /vendor/lib/.git/sequencer",
+		"path /vendor/lib/.git/worktrees",
+		"path /vendor/lib/.githooks",
+		"path /vendor/lib/scripts/go.sh",
+		"path /vendor/lib/tools/fsmon",
+		"path /wt/.githooks",
+		"path /wt/scripts/go.sh",
+		"path /wt/tools/fsmon",
 		"pin .git",
 		"pin sub",
 		"pin vendor",
@@ -112,20 +141,13 @@ func TestProtectGit(t *testing.T) {
 		"rule /.git: commondir config config.worktree hooks modules rebase-apply rebase-merge sequencer worktrees (git dir)",
 		"rule /sub: .git (.git file)",
 		"rule /sub: .githooks (hooks)",
-		"rule /sub: scripts (named by alias.x)",
-		"rule /sub: tools (named by core.fsmonitor)",
 		"rule /vendor/lib/.git: commondir config config.worktree hooks modules rebase-apply rebase-merge sequencer worktrees (git dir)",
 		"rule /vendor/lib: .githooks (hooks)",
-		"rule /vendor/lib: scripts (named by alias.x)",
-		"rule /vendor/lib: tools (named by core.fsmonitor)",
 		"rule /wt: .git (.git file)",
 		"rule /wt: .githooks (hooks)",
-		"rule /wt: scripts (named by alias.x)",
-		"rule /wt: tools (named by core.fsmonitor)",
 		"rule : .githooks (hooks)",
-		"rule : inc team.gitconfig (included)",
-		"rule : run.sh scripts (named by alias.x)",
-		"rule : tools (named by core.fsmonitor)",
+		"rule : run.sh (named by alias.x)",
+		"rule : team.gitconfig (included)",
 	}
 	sort.Strings(want)
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -159,6 +181,12 @@ func listing(t *testing.T, dir, ws string, roots []string, home string, environ 
 		}
 		got = append(got, "rule "+strings.TrimPrefix(r.Dir, dir+"/")+": "+strings.Join(r.Names, " ")+" ("+why+")")
 	}
+	for _, r := range pathRules(mounts, missing) {
+		if r.Why == whyGitDir {
+			continue // the same nine names in every git directory
+		}
+		got = append(got, "path "+strings.TrimPrefix(r.Path, dir+"/"))
+	}
 	sort.Strings(got)
 	return got, nil
 }
@@ -186,12 +214,12 @@ func TestProtectGitCases(t *testing.T) {
 		name:  "a nested .git file pointing to a missing directory",
 		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/lib/.git": "gitdir: ../.store/lib\n"},
 		want: []string{
+			"path ws/.store/lib",
 			"pin ws/.git",
 			"pin ws/lib",
 			"ro ws/.git/config",
 			"ro ws/lib/.git",
 			"rule ws/lib: .git (.git file)",
-			"rule ws: .store (.git file)",
 		},
 	}, {
 		name:  "sequencer state of a nested repository",
@@ -207,6 +235,7 @@ func TestProtectGitCases(t *testing.T) {
 		name:  "a nested .git link",
 		files: map[string]string{"ws/lib/.git": "->../store", "ws/store/HEAD": "", "ws/store/config": "[core]\n\thooksPath = h\n"},
 		want: []string{
+			"path ws/lib/h",
 			"pin ws/lib",
 			"pin ws/store",
 			"ro ws/store/config",
@@ -229,6 +258,8 @@ func TestProtectGitCases(t *testing.T) {
 		files: map[string]string{"repo/.git/HEAD": "", "repo/.git/config": "[core]\n\thooksPath = ws/hooks\n[include]\n\tpath = ../ws/x.inc\n", "repo/ws/": ""},
 		ws:    "repo/ws",
 		want: []string{
+			"path repo/ws/hooks",
+			"path repo/ws/x.inc",
 			"rule repo/ws: hooks (hooks)",
 			"rule repo/ws: x.inc (included)",
 		},
@@ -237,6 +268,7 @@ func TestProtectGitCases(t *testing.T) {
 		files:   map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/hooks/": "", "ws/.git/modules/": "", "ws/.git/worktrees/": "", "ws/.git/commondir": ".", "ws/my.gitconfig": "[core]\n\tpager = ./pager.sh\n"},
 		environ: []string{"GIT_CONFIG_GLOBAL=$DIR/ws/my.gitconfig"},
 		want: []string{
+			"path ws/pager.sh",
 			"pin ws/.git",
 			"ro ws/.git/commondir",
 			"ro ws/.git/config",
@@ -262,6 +294,7 @@ func TestProtectGitCases(t *testing.T) {
 			"ws/.git/worktrees/wt/HEAD": "", "ws/.git/worktrees/wt/commondir": "../..", "ws/.git/worktrees/wt/gitdir": "../../../../elsewhere/wt/.git",
 			"ws/.git/worktrees/wt/config.worktree": "[include]\n\tpath = ../../../wt.inc\n", "elsewhere/wt/.git": "gitdir: ../../ws/.git/worktrees/wt\n"},
 		want: []string{
+			"path ws/wt.inc",
 			"pin ws/.git",
 			"ro ws/.git/commondir",
 			"ro ws/.git/config",
@@ -276,13 +309,14 @@ func TestProtectGitCases(t *testing.T) {
 			"ws/.git/modules/lib/HEAD": "", "ws/.git/modules/lib/config": "[core]\n\tworktree = ../../../lib\n[include]\n\tpath = ../../../lib.inc\n[alias]\n\tx = !tools/x.sh\n"},
 		// Its working tree, from core.worktree, is where its alias runs.
 		want: []string{
+			"path ws/lib.inc",
+			"path ws/lib/tools/x.sh",
 			"pin ws/.git",
 			"ro ws/.git/commondir",
 			"ro ws/.git/config",
 			"ro ws/.git/hooks",
 			"ro ws/.git/modules",
 			"ro ws/.git/worktrees",
-			"rule ws: lib (named by alias.x)",
 			"rule ws: lib.inc (included)",
 		},
 	}, {

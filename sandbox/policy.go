@@ -18,6 +18,14 @@ const (
 	// InsideMarker exists only inside a sandbox: it is created on the
 	// sandbox's private /run, and outside only root could create it.
 	InsideMarker = "/run/claude-sandbox/inside"
+	// OutsideSettings is Claude Code's managed settings for a Claude Code
+	// started outside the sandbox: no hooks, MCP servers or helper commands
+	// but the managed ones (ADR 0017). A managed drop-in applies to every
+	// Claude Code on the machine, so the sandbox covers it with
+	// InsideSettings, which sets nothing: sessions inside keep the user's
+	// hooks and MCP servers.
+	OutsideSettings = "/etc/claude-code/managed-settings.d/claude-sandbox-outside.json"
+	InsideSettings  = "/usr/libexec/claude-sandbox/inside-settings.json"
 )
 
 // defaultProtect are workspace paths that run code outside the sandbox
@@ -29,6 +37,14 @@ var defaultProtect = []protectedPath{
 	{".vscode/", "tasks.json, launch.json and settings that name executables, which VS Code runs"},
 	{".idea/", "run configurations, which JetBrains IDEs run"},
 	{".envrc", "direnv runs it in every shell that enters the workspace"},
+	// A Claude Code started here outside the sandbox (an IDE's bundled
+	// binary, an SDK app) reads these before any prompt: their env block
+	// reaches its own process (the API address its login goes to, a cloud
+	// provider's credential program), which no managed setting can switch
+	// off; their hooks, MCP servers and helper commands run as well.
+	{".claude/settings.json", whyClaudeSettings},
+	{".claude/settings.local.json", whyClaudeSettings},
+	{".mcp.json", "a Claude Code started outside the sandbox starts its MCP servers"},
 }
 
 // MaskedDirs are hidden behind an empty tmpfs when they exist: other users'
@@ -44,9 +60,11 @@ var notWorkspaces = []string{"/", "/var", "/home", "/root", "/tmp", "/var/tmp", 
 
 // ClaudeReadOnly are the parts of ~/.claude a session could use to plant
 // code for later sessions or other containers: user settings (hooks live
-// there), hook scripts, and plugins (which carry hooks and MCP servers).
-// The launcher creates them if missing so they can be bound.
-var ClaudeReadOnly = []string{".claude/settings.json", ".claude/hooks", ".claude/plugins"}
+// there), hook scripts, plugins (which carry hooks and MCP servers), and
+// an older installer's ~/.claude/local, whose `claude` a shell alias and
+// other tools run outside. The launcher creates them if missing so they
+// can be bound.
+var ClaudeReadOnly = []string{".claude/settings.json", ".claude/hooks", ".claude/plugins", ".claude/local"}
 
 // Launch holds the facts of one launch. Paths are absolute with symlinks
 // resolved.
@@ -63,6 +81,10 @@ type Launch struct {
 	Masks      []string // the MaskedDirs that exist here, hidden behind an empty tmpfs
 	Keep       []string // files under Masks that the system needs, bound back read-only
 	Launcher   string   // the launcher's own binary, bound inside to run init
+	// OutsideSettings is the managed lock-down for Claude Code started
+	// outside, covered inside by InsideSettings; "" when there is none.
+	OutsideSettings string
+	InsideSettings  string // sandbox.InsideSettings in every launch; tests use a stand-in
 	// AuthToken is the session token Claude gets in place of its login when
 	// the launcher proxies the credential; "" when it does not.
 	AuthToken string
@@ -80,6 +102,10 @@ type Plan struct {
 	Command   []string // what bwrap runs, after "--" on its command line: init, then Claude
 	Claude    []string // the command init execs
 	Caches    []string // the sandbox-cache directories outside, which the launcher creates if missing
+	// CommandFiles are the files under ~/.claude that the user's settings
+	// name as commands and that are missing: the launcher creates them
+	// empty so they can be bound read-only.
+	CommandFiles []string
 	// Listen are the loopback addresses init opens inside the sandbox's
 	// network namespace and hands to the launcher: the egress proxy, then
 	// the credential proxy. Empty in open mode.
@@ -90,16 +116,37 @@ type Plan struct {
 	// there (ADR 0014); PathRules are the protected paths missing at launch.
 	NameRules []NameRule
 	PathRules []PathRule
-	// GitDirNames are refused, with everything below them, in every
-	// directory named ".git" the outside sees, whenever it appeared (a
-	// repository made outside during the session too): GitDirWhy says why.
-	GitDirNames []string
-	GitDirWhy   string
+	// InNamedDirs are names refused, with everything below them, in every
+	// directory of a given name the outside sees, whenever it appeared (a
+	// repository or a .claude directory made outside during the session
+	// too).
+	InNamedDirs []NamedDir
 	// OutsideNames are never created where the outside can see them, and
 	// Private are the sandbox's own file systems, where they may be.
 	OutsideNames []OutsideName
 	Private      []string
 }
+
+// A NamedDir is a directory name and the names refused, with everything
+// below them, in every directory of that name.
+type NamedDir struct {
+	Dir   string
+	Names []string
+	Why   string
+}
+
+// namedDirs: git's own entries in every ".git" directory (gitDirEntries),
+// and Claude Code's project settings in every ".claude" directory, which a
+// Claude Code started outside in that directory obeys before any prompt.
+func namedDirs() []NamedDir {
+	git := NamedDir{Dir: ".git", Why: whyGitDir}
+	for _, e := range gitDirEntries {
+		git.Names = append(git.Names, e.name)
+	}
+	return []NamedDir{git, {Dir: ".claude", Names: []string{"settings.json", "settings.local.json"}, Why: whyClaudeSettings}}
+}
+
+const whyClaudeSettings = "a Claude Code started outside the sandbox obeys its env block, hooks and MCP settings before any prompt"
 
 // An OutsideName is a name the sandbox may create only on its own file
 // systems (its private /tmp, its home): anywhere else, a program outside
@@ -117,6 +164,7 @@ type OutsideName struct {
 // no new repository, no git file pointing at one, no gitlink target.
 var outsideNames = []OutsideName{
 	{Name: ".git", FoldCase: true, Why: "git outside the sandbox would treat this as a repository and run what its config and hooks name"},
+	{Name: ".mcp.json", Why: "a Claude Code started outside the sandbox in this directory or below starts its MCP servers"},
 }
 
 // A NameRule refuses the creation of Names directly in Dir. The launcher's
@@ -131,7 +179,9 @@ type NameRule struct {
 // A PathRule keeps the sandbox from making or writing anything at or below
 // Path, a protected path that is missing at launch: should a program
 // outside make it during the session (the user's editor makes .vscode/),
-// no read-only mount holds it, and the warden refuses in its place.
+// no read-only mount holds it, and the warden refuses in its place. On the
+// way to Path only empty directories may be made: no link, no file, no
+// directory moved there with Path inside it.
 type PathRule struct {
 	Path string
 	Why  string
@@ -186,13 +236,30 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	b.add("--ro-bind", l.RealBinary, filepath.Join(home, ".local/bin/claude"))
 	b.add("--bind", filepath.Join(home, ".claude"), filepath.Join(home, ".claude"))
 	b.add("--bind", filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude.json"))
-	for _, p := range ClaudeReadOnly {
+	commands, err := ClaudeCommandFiles(home)
+	if err != nil {
+		return nil, err
+	}
+	readOnlyHome := append([]string{}, ClaudeReadOnly...)
+	var commandFiles []string
+	for _, p := range commands {
+		rel, _ := filepath.Rel(home, p)
+		readOnlyHome = append(readOnlyHome, rel)
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			commandFiles = append(commandFiles, p)
+		}
+	}
+	for _, p := range readOnlyHome {
 		// A link would defeat the read-only bind: the mount lands on its
 		// target, and the link itself, in the writable ~/.claude, could be
-		// replaced by a file of the session's.
-		if fi, err := os.Lstat(filepath.Join(home, p)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			link := filepath.Join(home, p)
-			return nil, fmt.Errorf("~/%s is a symbolic link; the sandbox keeps it read-only, which it cannot do through a link (the session could replace the link); replace the link with a copy of its target: t=$(readlink -f %s) && rm %s && cp -r \"$t\" %s", p, link, link, link)
+		// replaced by a file of the session's. So would a link on the way
+		// below ~/.claude.
+		claudeDir := filepath.Join(home, ".claude")
+		for dir := filepath.Join(home, p); dir != claudeDir && within(claudeDir, dir); dir = filepath.Dir(dir) {
+			if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				rel, _ := filepath.Rel(home, dir)
+				return nil, fmt.Errorf("~/%s is a symbolic link; the sandbox keeps it read-only, which it cannot do through a link (the session could replace the link); replace the link with a copy of its target: t=$(readlink -f %s) && rm %s && cp -r \"$t\" %s", rel, dir, dir, dir)
+			}
 		}
 		b.add("--ro-bind", filepath.Join(home, p), filepath.Join(home, p))
 	}
@@ -264,7 +331,8 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Workspace: ws, Caches: caches, NameRules: nameRules(mounts, append(missing, git.names...)), PathRules: pathRules(mounts, missing)}
+	plan := &Plan{Workspace: ws, Caches: caches, CommandFiles: commandFiles,
+		NameRules: nameRules(mounts, append(missing, git.names...)), PathRules: pathRules(mounts, missing)}
 	for _, m := range mounts {
 		switch m.kind {
 		case pin:
@@ -274,6 +342,15 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 		}
 	}
 
+	if l.OutsideSettings != "" {
+		// A regular file: Claude Code stops at a settings file that is a
+		// device (/dev/null) with a dialog. Last, so that no bind lands on
+		// top of it.
+		if fi, err := os.Stat(l.InsideSettings); err != nil || !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s, which covers %s inside the sandbox, is missing; run `sudo claude-sandbox install`", l.InsideSettings, l.OutsideSettings)
+		}
+		b.add("--ro-bind", l.InsideSettings, l.OutsideSettings)
+	}
 	b.add("--chdir", l.Cwd, "--seccomp", fmt.Sprint(SeccompFD), "--json-status-fd", fmt.Sprint(StatusFD))
 	env := envFromCaller(c, noForge, l.Environ)
 	if plan.Listen, err = network(b, c, l, env); err != nil {
@@ -310,10 +387,7 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 
 	plan.Args, plan.Redacted = b.args, b.redacted
 	plan.OutsideNames, plan.Private = outsideNames, private
-	for _, e := range gitDirEntries {
-		plan.GitDirNames = append(plan.GitDirNames, e.name)
-	}
-	plan.GitDirWhy = whyGitDir
+	plan.InNamedDirs = namedDirs()
 	plan.Claude = append([]string{filepath.Join(home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
 	plan.Command = InitCommand(plan.Listen, private, plan.Claude)
 	return plan, nil
@@ -464,8 +538,13 @@ func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
 			last := j == len(parts)-1
 			fi, err := os.Lstat(cur)
 			switch {
-			case errors.Is(err, fs.ErrNotExist):
+			case errors.Is(err, fs.ErrNotExist) && last:
 				missing = append(missing, missingName{parent, part, whyOr(h.why), h.path})
+			case errors.Is(err, fs.ErrNotExist):
+				// A directory on the way may be made (.claude/ for the
+				// project's commands and skills); the path rule lets it be
+				// made empty and refuses everything else there.
+				missing = append(missing, missingName{why: whyOr(h.why), path: h.path})
 			case err != nil:
 				return nil, nil, fmt.Errorf("protected path %s: %v", cur, err)
 			case fi.Mode()&fs.ModeSymlink != 0 && h.exact:

@@ -97,11 +97,16 @@ func TestProtections(t *testing.T) {
 		lines = append(lines, []string{"pin", "ro"}[m.kind]+" "+strings.TrimPrefix(m.path, ws+"/"))
 	}
 	for _, m := range missing {
+		if m.dir == "" {
+			lines = append(lines, "path "+strings.TrimPrefix(m.path, ws+"/"))
+			continue
+		}
 		lines = append(lines, "name "+strings.TrimPrefix(strings.TrimPrefix(m.dir, ws), "/")+":"+m.name)
 	}
 	// Existing paths are read-only and their names refused (a program
-	// outside that replaces one dissolves its mount); a missing path's
-	// first missing component is refused.
+	// outside that replaces one dissolves its mount); a missing path's name
+	// is refused, and a path below a missing directory is a path rule only
+	// (the directory may be made, empty).
 	want := []string{
 		"pin .git",
 		"pin vendor",
@@ -113,7 +118,7 @@ func TestProtections(t *testing.T) {
 		"name .git:config",
 		"name .git:modules",
 		"name :.vscode",
-		"name :.vscode",
+		"path .vscode/tasks.json",
 		"name vendor/lib:gen",
 		"name :worktree",
 		"name :notes.txt",

@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 		"redteam-verdicts": func() { os.Exit(redteamVerdicts(os.Args[1:])) },
 		"redteam-table":    func() { os.Exit(redteamTable(os.Args[1:])) },
 		"redteam-verify":   func() { os.Exit(redteamVerify(os.Args[1:])) },
+		"start-claude":     func() { os.Exit(startClaude(os.Args[1:])) },
 		"seccomp-filter":   func() { os.Exit(seccompFilter(os.Args[1:])) },
 		"flood":            func() { os.Exit(probe(append([]string{"flood"}, os.Args[1:]...))) },
 	})
@@ -79,6 +80,12 @@ func runCLI() int {
 	}
 	if v := os.Getenv("CS_ALLOW_UNSANDBOXED"); v != "" {
 		p.AllowUnsandboxed = v
+	}
+	if v := os.Getenv("CS_OUTSIDE_SETTINGS"); v != "" {
+		p.OutsideSettings = v
+	}
+	if v := os.Getenv("CS_INSIDE_SETTINGS"); v != "" {
+		p.InsideSettings = v
 	}
 	if v := os.Getenv("CS_BWRAP_PATHS"); v != "" {
 		launcher.BwrapPaths = strings.Split(v, ":")
@@ -213,6 +220,11 @@ func setup(env *testscript.Env) error {
 	env.Setenv("CS_PASSWD", filepath.Join(work, "etc/passwd"))
 	env.Setenv("CS_REAL", real)
 	env.Setenv("CS_MASKS", "/run:/tmp")
+	env.Setenv("CS_OUTSIDE_SETTINGS", filepath.Join(work, "etc/claude-sandbox-outside.json"))
+	env.Setenv("CS_INSIDE_SETTINGS", filepath.Join(work, "proj/.bin/inside-settings.json"))
+	if err := os.WriteFile(filepath.Join(work, "proj/.bin/inside-settings.json"), []byte("{}\n"), 0o644); err != nil {
+		return err
+	}
 	env.Setenv("PROBE", filepath.Join(work, "proj/.bin/probe"))
 	env.Setenv("HOME", filepath.Join(work, "home"))
 	// What npm needs to reach its registry on this machine (a proxy, an

@@ -70,6 +70,7 @@ var checks = []check{
 	{"launcher-read-only", launcherReadOnly},
 	{"real-binary-read-only", realBinaryReadOnly},
 	{"managed-settings-read-only", managedSettingsReadOnly},
+	{"outside-settings-covered", outsideSettingsCovered},
 
 	// The network and Claude's login.
 	{"network", network},

@@ -56,18 +56,24 @@ func homeMounts(f *facts) (string, error) {
 	return "only the policy's: " + strings.Join(names, ", "), nil
 }
 
-// claudeSettingsReadOnly: ~/.claude/settings.json, hooks and plugins are
-// read-only, so the session cannot plant hooks or plugins that run in
-// later sessions or in a Claude outside the sandbox.
+// claudeSettingsReadOnly: ~/.claude/settings.json, hooks, plugins, local
+// and the files the settings name as commands are read-only, so the
+// session cannot plant hooks, plugins or commands that run in later
+// sessions or in a Claude outside the sandbox.
 func claudeSettingsReadOnly(f *facts) (string, error) {
 	if f.launchErr != nil {
 		return "", f.launchErr
 	}
+	home := f.launch.launch.Home
 	var paths []string
 	for _, rel := range sandbox.ClaudeReadOnly {
-		paths = append(paths, filepath.Join(f.launch.launch.Home, rel))
+		paths = append(paths, filepath.Join(home, rel))
 	}
-	return allReadOnly(paths...)
+	commands, err := sandbox.ClaudeCommandFiles(home)
+	if err != nil {
+		return "", err
+	}
+	return allReadOnly(append(paths, commands...)...)
 }
 
 // ideLocksHidden: ~/.claude/ide is a tmpfs of the sandbox's own, so the

@@ -49,18 +49,39 @@ func gitDirPrivate(*facts) (string, error) {
 
 // wardenRefuses reports, as an error, whether the sandbox can write path:
 // a directory gets a new file in it, a file is opened for writing (nothing
-// is written), a missing path is made as a directory. nil means the warden
-// refused with EROFS, as for a protected path. What a probe made is
+// is written), a missing path is made as a directory (or, where a
+// directory on the way is missing too, that one as a file). nil means the
+// warden refused with EROFS, as for a protected path. What a probe made is
 // removed again.
 func wardenRefuses(path string) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if err := unix.Mkdir(path, 0o755); err == nil {
-			unix.Rmdir(path)
-			return fmt.Errorf("%s could be made", path)
+		// Its first missing component: at the path, no directory may be
+		// made; on the way to it, only an empty one, so a file is tried.
+		first := path
+		for p := filepath.Dir(path); p != filepath.Dir(p); p = filepath.Dir(p) {
+			if _, err := os.Lstat(p); err == nil {
+				break
+			}
+			first = p
+		}
+		if first == path {
+			if err := unix.Mkdir(path, 0o755); err == nil {
+				unix.Rmdir(path)
+				return fmt.Errorf("%s could be made", path)
+			} else if !errors.Is(err, unix.EROFS) {
+				return fmt.Errorf("making %s failed with %v, not the warden's EROFS", path, err)
+			}
+			return nil
+		}
+		fd, err := unix.Open(first, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			unix.Close(fd)
+			unix.Unlink(first)
+			return fmt.Errorf("a file %s could be made on the way to %s", first, path)
 		} else if !errors.Is(err, unix.EROFS) {
-			return fmt.Errorf("making %s failed with %v, not the warden's EROFS", path, err)
+			return fmt.Errorf("making a file %s on the way to %s failed with %v, not the warden's EROFS", first, path, err)
 		}
 	case err != nil:
 		return err

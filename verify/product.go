@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -36,4 +37,31 @@ func realBinaryReadOnly(f *facts) (string, error) {
 // command.
 func managedSettingsReadOnly(*facts) (string, error) {
 	return allReadOnly(installer.ManagedPath, filepath.Dir(installer.ManagedPath))
+}
+
+// outsideSettingsCovered: a Claude Code started outside the sandbox runs
+// nothing this session wrote (ADR 0017): the managed lock-down for it is
+// there (the launch covered it), and inside it is the settings that set
+// nothing, read-only, so this session keeps the user's hooks and MCP
+// servers.
+func outsideSettingsCovered(f *facts) (string, error) {
+	if err := firstError(f.mountsErr, f.launchErr); err != nil {
+		return "", err
+	}
+	p := f.launch.launch.OutsideSettings
+	if p == "" {
+		return "", fmt.Errorf("there is no %s: a Claude Code started outside the sandbox would run the MCP servers this session can add to ~/.claude.json; run `sudo claude-sandbox install`", f.paths.OutsideSettings)
+	}
+	if _, ok := f.mountAt(p); !ok {
+		return "", fmt.Errorf("%s is not covered: this session runs under the lock-down meant for Claude Code outside", p)
+	}
+	if same, err := sameFile(p, f.launch.launch.InsideSettings); err != nil {
+		return "", err
+	} else if !same {
+		return "", fmt.Errorf("%s is covered by something other than %s", p, f.launch.launch.InsideSettings)
+	}
+	if _, err := readOnly(p); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s locks Claude Code outside; inside it is %s, read-only", p, f.launch.launch.InsideSettings), nil
 }

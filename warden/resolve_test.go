@@ -189,15 +189,51 @@ func TestRefuse(t *testing.T) {
 		{gitFD, "config.worktree", "git reads it", unix.EROFS},
 		{gitFD, "Config.worktree", "", 0},
 	} {
-		if got, errno := w.refuse(tc.dir, tc.name); got != tc.want || errno != tc.errno {
+		if got, errno := w.refuse(tc.dir, tc.name, false); got != tc.want || errno != tc.errno {
 			t.Errorf("refuse(%s, %q) = %q, %v; want %q, %v", fdPath(tc.dir), tc.name, got, errno, tc.want, tc.errno)
 		}
 	}
 	// The sandbox's own file systems may hold any outside name.
 	w.private[pst.Dev] = true
 	privFD := openPath(t, private)
-	if got, errno := w.refuse(privFD, ".git"); got != "" || errno != 0 {
+	if got, errno := w.refuse(privFD, ".git", false); got != "" || errno != 0 {
 		t.Errorf("refuse on a private file system = %q, %v; want nothing", got, errno)
+	}
+	// A path rule: on the way to its path only an empty directory may be
+	// made; at and below it nothing.
+	w.private = map[uint64]bool{}
+	w.paths = []PathRule{{Path: filepath.Join(ws, ".claude/settings.json"), Why: "settings"}}
+	for _, tc := range []struct {
+		name     string
+		emptyDir bool
+		errno    unix.Errno
+	}{
+		{".claude", true, 0},
+		{".claude", false, unix.EROFS},
+		{".claudex", false, 0},
+	} {
+		if _, errno := w.refuse(wsFD, tc.name, tc.emptyDir); errno != tc.errno {
+			t.Errorf("refuse(%q, emptyDir %v) = %v, want %v", tc.name, tc.emptyDir, errno, tc.errno)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(ws, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	claudeFD := openPath(t, filepath.Join(ws, ".claude"))
+	for _, name := range []string{"settings.json"} {
+		if _, errno := w.refuse(claudeFD, name, true); errno != unix.EROFS {
+			t.Errorf("refuse(.claude/%s) = %v, want EROFS", name, errno)
+		}
+	}
+	if _, errno := w.refuse(claudeFD, "commands", true); errno != 0 {
+		t.Errorf("refuse(.claude/commands) = %v, want nothing", errno)
+	}
+	if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.inNamed = map[string]map[string]string{".git": {"config": "git"}}
+	if _, errno := w.refuse(openPath(t, filepath.Join(ws, ".git")), "config", false); errno != unix.EROFS {
+		t.Errorf("refuse(.git/config) of a .git made since = %v, want EROFS", errno)
 	}
 	if _, err := New(-1, Rules{Dirs: []DirRule{{Dir: filepath.Join(ws, "missing")}}}); err == nil {
 		t.Error("a rule for a missing directory was accepted")

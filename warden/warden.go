@@ -15,6 +15,7 @@
 package warden
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -48,6 +49,14 @@ type PathRule struct {
 	Why  string
 }
 
+// A NamedDir is a directory name (".git") and the names refused in every
+// directory of that name.
+type NamedDir struct {
+	Dir   string
+	Names []string
+	Why   string
+}
+
 // Rules are what the warden refuses.
 type Rules struct {
 	// Outside names are refused in every directory the outside can see:
@@ -58,12 +67,11 @@ type Rules struct {
 	Private []uint64
 	Dirs    []DirRule
 	Paths   []PathRule
-	// InGitDirs are names refused, with everything below them, in every
-	// directory named ".git" the outside sees, whenever it appeared: git
-	// outside obeys them in any repository, also one made outside during
-	// the session.
-	InGitDirs    []string
-	InGitDirsWhy string
+	// InNamedDirs are names refused, with everything below them, in every
+	// directory of a given name the outside sees, whenever it appeared:
+	// git outside obeys a ".git" directory's config and hooks in any
+	// repository, also one made outside during the session.
+	InNamedDirs []NamedDir
 }
 
 type fileID struct{ dev, ino uint64 }
@@ -81,14 +89,13 @@ type Warden struct {
 	// has the capability to chroot or to make a mount namespace. It is
 	// opened from the first task that asks, once that task is known to be
 	// the one that asked.
-	rootMu   sync.Mutex
-	root     int
-	outside  []Name
-	private  map[uint64]bool
-	dirs     map[fileID]dirRule
-	paths    []PathRule
-	inGit    map[string]bool
-	inGitWhy string
+	rootMu  sync.Mutex
+	root    int
+	outside []Name
+	private map[uint64]bool
+	dirs    map[fileID]dirRule
+	paths   []PathRule
+	inNamed map[string]map[string]string // directory name, then entry name: why
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
 	Refused func(path, why string)
@@ -99,9 +106,20 @@ type Warden struct {
 // one that does not exist is an error, because its names could then be
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
-	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, paths: r.Paths, inGit: map[string]bool{}, inGitWhy: r.InGitDirsWhy}
-	for _, n := range r.InGitDirs {
-		w.inGit[n] = true
+	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, paths: append([]PathRule{}, r.Paths...), inNamed: map[string]map[string]string{}}
+	for _, d := range r.InNamedDirs {
+		if w.inNamed[d.Dir] == nil {
+			w.inNamed[d.Dir] = map[string]string{}
+		}
+		for _, n := range d.Names {
+			// A refusal is known by its reason: none may be empty.
+			w.inNamed[d.Dir][n] = cmp.Or(d.Why, "a program outside obeys it")
+		}
+	}
+	for i := range w.paths {
+		if w.paths[i].Why == "" {
+			w.paths[i].Why = "a protected path"
+		}
 	}
 	for _, d := range r.Private {
 		w.private[d] = true
@@ -364,7 +382,7 @@ func (w *Warden) sandboxRoot(t *task) (int, error) {
 // errno: a rule's name is read-only (EROFS, as its read-only mount would
 // answer), an outside name is not permitted (EPERM). It returns "" and 0
 // for a name the sandbox may use.
-func (w *Warden) refuse(dir int, name string) (string, unix.Errno) {
+func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno) {
 	var st unix.Stat_t
 	if err := unix.Fstat(dir, &st); err != nil {
 		return "cannot tell what directory this is", unix.EPERM
@@ -376,8 +394,8 @@ func (w *Warden) refuse(dir int, name string) (string, unix.Errno) {
 			}
 		}
 	}
-	if !w.private[st.Dev] && (len(w.paths) > 0 || len(w.inGit) > 0) {
-		if why := w.underPathRule(fdPath(dir) + "/" + name); why != "" {
+	if !w.private[st.Dev] && (len(w.paths) > 0 || len(w.inNamed) > 0) {
+		if why, onTheWay := w.underPathRule(fdPath(dir) + "/" + name); why != "" && !(onTheWay && emptyDir) {
 			return why, unix.EROFS
 		}
 	}
@@ -393,11 +411,15 @@ func (w *Warden) refuse(dir int, name string) (string, unix.Errno) {
 
 // check refuses a name, reporting it; it returns the errno to answer with,
 // or 0.
-func (w *Warden) check(r resolved) unix.Errno {
+func (w *Warden) check(r resolved) unix.Errno { return w.checkMake(r, false) }
+
+// checkMake is check for a call that makes an empty directory when
+// emptyDir is set: one may be made on the way to a path rule's path.
+func (w *Warden) checkMake(r resolved, emptyDir bool) unix.Errno {
 	var why, path string
 	var errno unix.Errno
 	if r.dir >= 0 {
-		why, errno = w.refuse(r.dir, r.name)
+		why, errno = w.refuse(r.dir, r.name, emptyDir)
 		if errno != 0 {
 			path = fdPath(r.dir) + "/" + r.name
 		}
@@ -420,7 +442,7 @@ func (w *Warden) checkRule(r resolved) unix.Errno {
 	if r.dir < 0 {
 		return w.check(r)
 	}
-	why, errno := w.refuse(r.dir, r.name)
+	why, errno := w.refuse(r.dir, r.name, false)
 	if errno != unix.EROFS {
 		return 0
 	}
@@ -443,7 +465,7 @@ func (w *Warden) ruledFile(fd int) (string, unix.Errno) {
 		return "", 0
 	}
 	if !w.private[st.Dev] {
-		if why := w.underPathRule(fdPath(fd)); why != "" {
+		if why, _ := w.underPathRule(fdPath(fd)); why != "" {
 			return why, unix.EROFS
 		}
 	}
@@ -464,7 +486,7 @@ func (w *Warden) makeNode(t *task, wk *walker, start int, path string, req reque
 		return errnoOf(err)
 	}
 	defer r.close()
-	if e := w.check(r); e != 0 {
+	if e := w.checkMake(r, req.op == opMkdir); e != 0 {
 		return e
 	}
 	if e := setUmask(t); e != 0 {
@@ -830,23 +852,29 @@ func (w *Warden) truncate(wk *walker, start int, path string, length int64) unix
 }
 
 // underPathRule returns why p, a path as the sandbox sees it, is at or
-// below a path rule's path or one of git's own names in a ".git"
-// directory, or "".
-func (w *Warden) underPathRule(p string) string {
+// below a path rule's path or one of the names refused in a directory of
+// its name (git's own in a ".git" directory), or "". onTheWay reports a p that only leads to a path rule's
+// path: there an empty directory may be made, and nothing else.
+func (w *Warden) underPathRule(p string) (why string, onTheWay bool) {
 	for _, r := range w.paths {
 		if p == r.Path || strings.HasPrefix(p, r.Path+"/") {
-			return r.Why
+			return r.Why, false
 		}
 	}
-	if len(w.inGit) > 0 {
+	if len(w.inNamed) > 0 {
 		comps := strings.Split(p, "/")
 		for i := 0; i+1 < len(comps); i++ {
-			if comps[i] == ".git" && w.inGit[comps[i+1]] {
-				return w.inGitWhy
+			if why := w.inNamed[comps[i]][comps[i+1]]; why != "" {
+				return why, false
 			}
 		}
 	}
-	return ""
+	for _, r := range w.paths {
+		if strings.HasPrefix(r.Path, p+"/") {
+			return r.Why, true
+		}
+	}
+	return "", false
 }
 
 // fdPath is the path of a descriptor of the sandbox's. The kernel writes it

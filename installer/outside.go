@@ -1,0 +1,104 @@
+package installer
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/claude-sandbox/claude-sandbox/launcher"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+)
+
+// OutsideSettings is the managed drop-in for a Claude Code started outside
+// the sandbox (ADR 0017); InsideSettings covers it inside the sandbox.
+const (
+	OutsideSettings = sandbox.OutsideSettings
+	InsideSettings  = sandbox.InsideSettings
+)
+
+// insideSettings set nothing. A regular file: Claude Code refuses a
+// settings file that is a device.
+var insideSettings = []byte("{}\n")
+
+// outsideSettings keeps a Claude Code started outside the sandbox (an IDE's
+// bundled binary, an SDK app, the real binary run directly) from running
+// anything a session could have written, before its first prompt reaches
+// the gate: only managed hooks, and no status line, file suggestion or
+// subagent status line but the managed one (allowManagedHooksOnly); no MCP
+// server from .mcp.json or ~/.claude.json (strictPluginOnlyCustomization);
+// no marketplace a settings file names, so no plugin installed from the
+// workspace (strictKnownMarketplaces); no shell lines in skills and
+// commands (disableSkillShellExecution, for a session the gate's override
+// lets through); and every helper command empty, which Claude Code takes
+// for none. The status line is the product's, which says NOT SANDBOXED.
+// Drop-ins apply to every Claude Code on the machine: the sandbox covers
+// this one with insideSettings, so sessions inside keep the user's hooks,
+// MCP servers and helpers, and run them sandboxed.
+var outsideSettings = []byte(`{
+  "allowManagedHooksOnly": true,
+  "strictPluginOnlyCustomization": ["mcp"],
+  "strictKnownMarketplaces": [],
+  "disableSkillShellExecution": true,
+  "apiKeyHelper": "",
+  "awsAuthRefresh": "",
+  "awsCredentialExport": "",
+  "gcpAuthRefresh": "",
+  "otelHeadersHelper": "",
+  "proxyAuthHelper": "",
+  "statusLine": ` + launcher.StatusLine + `
+}
+`)
+
+// planInsideSettings writes the file the sandbox binds over the drop-in.
+func (in *run) planInsideSettings() {
+	p := in.path(InsideSettings)
+	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, insideSettings) {
+		return
+	}
+	in.add("wrote "+InsideSettings+" (what a session sees in place of the lock-down for Claude Code outside)", "", func() error {
+		return writeAtomic(p, insideSettings, 0o644)
+	})
+}
+
+// planOutsideSettings writes the drop-in. The file is the product's: a
+// changed copy is put back (an admin changes what it sets with a drop-in
+// that sorts after it, whose single values win).
+func (in *run) planOutsideSettings() error {
+	p := in.path(OutsideSettings)
+	old, err := os.ReadFile(p)
+	switch {
+	case err == nil && bytes.Equal(old, outsideSettings):
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	what := "wrote " + OutsideSettings + " (nothing a session wrote runs in a Claude Code outside the sandbox)"
+	if err == nil {
+		what = "replaced " + OutsideSettings + " with the product's (it had been changed)"
+	}
+	in.add(what, lineDiff(OutsideSettings, old, outsideSettings), func() error {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		return writeAtomic(p, outsideSettings, 0o644)
+	})
+	return nil
+}
+
+// planOutsideRemoval removes the drop-in, and its directory if nothing
+// else is in it.
+func (in *run) planOutsideRemoval() {
+	p := in.path(OutsideSettings)
+	if _, err := os.Lstat(p); err != nil {
+		return
+	}
+	in.add("removed "+OutsideSettings, "", func() error {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+		os.Remove(filepath.Dir(p)) // fails, and stays, when the admin has drop-ins there
+		return nil
+	})
+}
