@@ -128,7 +128,7 @@ func mergeConf(old, rendered []byte) []byte {
 		if key == "" || have[key+"="+value] {
 			continue
 		}
-		if i, ok := keyLine[key]; ok && sandbox.SingleValued(key) {
+		if i, ok := keyLine[key]; ok && once(key) {
 			lines[i] = l
 			continue
 		}
@@ -142,6 +142,13 @@ func mergeConf(old, rendered []byte) []byte {
 		out += strings.Join(added, "\n") + "\n"
 	}
 	return []byte(out)
+}
+
+// once reports whether key may be set only once, so its line is replaced
+// instead of another added.
+func once(key string) bool {
+	k, _ := sandbox.LookupConfKey(key)
+	return k.Once()
 }
 
 // confLine splits a non-comment conf line into its key and value.
