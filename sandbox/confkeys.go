@@ -52,6 +52,12 @@ type ConfKey struct {
 // are made from it; tests keep devcontainer-feature.json, the feature's
 // install.sh and docs/configuration.md in step with it. The order is the
 // order the installer stamps lines in.
+//
+// A new key is an entry here and the Conf field its store fills, which the
+// policy reads; its row in docs/configuration.md; and, with a feature
+// option, the option in devcontainer-feature.json (then `mage
+// feature:sync`) and its line in install.sh. The tests name the key when
+// one of those is missing.
 var confKeys = []ConfKey{
 	{
 		Name: "workspace-root", Kind: KeySingle, Arg: "PATH", check: checkAbs,
