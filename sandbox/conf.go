@@ -90,7 +90,7 @@ func ParseConf(name string, r io.Reader) (*Conf, error) {
 		fail := func(format string, args ...any) error {
 			return &ConfError{File: name, Line: n, Msg: fmt.Sprintf(format, args...)}
 		}
-		k, ok := LookupConfKey(key)
+		k, ok := lookupKey(key)
 		switch {
 		case !ok:
 			return nil, fail("unknown key %q", key)
@@ -184,7 +184,7 @@ func (c *Conf) CredentialMode() string { return orDefault(c.Credentials, "creden
 
 func orDefault(value, key string) string {
 	if value == "" {
-		k, _ := LookupConfKey(key)
+		k, _ := lookupKey(key)
 		return k.Default
 	}
 	return value

@@ -35,7 +35,8 @@ type ConfKey struct {
 	// Default is what a single-valued key means without a line; "" when
 	// the policy works it out (workspace-root) or the key has no value.
 	Default string
-	// Help is what the install flag's help says after the argument.
+	// Help is what the install flag's help says after the argument and
+	// the modes.
 	Help string
 	// Feature is the devcontainer feature option that sets the key, "" for
 	// none, and FeatureHelp its description in devcontainer-feature.json.
@@ -127,16 +128,34 @@ var confKeys = []ConfKey{
 	{Name: "egress-jail", Kind: KeyRetired, Why: "is the predecessor's key", Instead: "network = allowlist"},
 }
 
-// ConfKeys is the conf's schema, in the order the installer stamps lines.
-func ConfKeys() []ConfKey { return slices.Clone(confKeys) }
+// ConfKeys is a copy of the conf's schema, in the order the installer
+// stamps lines.
+func ConfKeys() []ConfKey {
+	keys := make([]ConfKey, len(confKeys))
+	for i, k := range confKeys {
+		keys[i] = k.clone()
+	}
+	return keys
+}
 
 // LookupConfKey finds a key of the schema by name.
 func LookupConfKey(name string) (ConfKey, bool) {
+	k, ok := lookupKey(name)
+	return k.clone(), ok
+}
+
+func lookupKey(name string) (ConfKey, bool) {
 	i := slices.IndexFunc(confKeys, func(k ConfKey) bool { return k.Name == name })
 	if i < 0 {
 		return ConfKey{}, false
 	}
 	return confKeys[i], true
+}
+
+// clone copies the key so no caller can change the schema through it.
+func (k ConfKey) clone() ConfKey {
+	k.Values = slices.Clone(k.Values)
+	return k
 }
 
 // Once reports whether the key may be set only once, so the installer
