@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/doctor"
@@ -19,6 +20,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/installer"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/promote"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/statusline"
 	"github.com/claude-sandbox/claude-sandbox/verify"
 )
@@ -183,11 +185,64 @@ func doctorCmd(p launcher.Paths, args, environ []string, stdout, stderr io.Write
 	return 0
 }
 
-// listFlag collects a repeatable flag.
-type listFlag []string
+// confValue is the flag of one conf key: it records every value given, as
+// the install takes them (installer.ConfOptions).
+type confValue struct {
+	key    sandbox.ConfKey
+	values map[string][]string
+}
 
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+func (v *confValue) String() string {
+	if v.values == nil { // the zero value flag.PrintDefaults makes
+		return ""
+	}
+	return strings.Join(v.values[v.key.Name], ",")
+}
+
+func (v *confValue) Set(s string) error {
+	if v.key.Kind == sandbox.KeyFlag {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return errors.New("parse error") // as the flag package's own boolean flags say
+		}
+		s = strconv.FormatBool(b)
+	}
+	v.values[v.key.Name] = append(v.values[v.key.Name], s)
+	return nil
+}
+
+func (v *confValue) IsBoolFlag() bool { return v.key.Kind == sandbox.KeyFlag }
+
+// confFlags declares on fs the flag --KEY of each conf key that help gives
+// a text, and returns what the command line sets, by key.
+func confFlags(fs *flag.FlagSet, help func(sandbox.ConfKey) string) map[string][]string {
+	values := map[string][]string{}
+	for _, k := range sandbox.ConfKeys() {
+		if h := help(k); h != "" {
+			fs.Var(&confValue{k, values}, k.Name, h)
+		}
+	}
+	return values
+}
+
+// installHelp is the help of the install flag that sets a conf key.
+func installHelp(k sandbox.ConfKey) string {
+	if k.Kind == sandbox.KeyRetired {
+		return ""
+	}
+	h := "conf " + k.Name
+	if k.Arg != "" {
+		h += " `" + k.Arg + "`"
+	}
+	if len(k.Values) > 0 {
+		h += ": " + strings.Join(k.Values, " or ")
+	}
+	h += k.Help
+	if k.Kind == sandbox.KeyRepeatable {
+		h += " (repeatable)"
+	}
+	return h
+}
 
 func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 	var o installer.Options
@@ -201,19 +256,7 @@ func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.User, "user", "", "the remote `USER` (default $_REMOTE_USER, else the owner of /workspaces, else root)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan and the diffs, change nothing")
 	fs.BoolVar(&o.SkipProbe, "skip-probe", false, "do not require that a sandbox starts here (image builds)")
-	fs.StringVar(&o.Conf.WorkspaceRoot, "workspace-root", "", "conf workspace-root `PATH`")
-	fs.Var((*listFlag)(&o.Conf.AllowWrite), "allow-write", "conf allow-write `PATH` (repeatable)")
-	fs.Var((*listFlag)(&o.Conf.AllowWriteExecutable), "allow-write-executable", "conf allow-write-executable `PATH`: writable although what it holds runs outside the sandbox (repeatable)")
-	fs.Var((*listFlag)(&o.Conf.SandboxCache), "sandbox-cache", "conf sandbox-cache `RELPATH`: a home directory kept between sessions, only the sandbox's (repeatable)")
-	fs.Var((*listFlag)(&o.Conf.PassEnv), "pass-env", "conf pass-env `NAME` (repeatable)")
-	fs.Var((*listFlag)(&o.Conf.Protect), "protect", "conf protect `RELPATH` (repeatable)")
-	fs.Var((*listFlag)(&o.Conf.ShareHome), "share-home", "conf share-home `RELPATH` (repeatable)")
-	fs.Var((*listFlag)(&o.Conf.AppendPath), "append-path", "conf append-path `DIR` (repeatable)")
-	fs.BoolVar(&o.Conf.NoForge, "no-forge", false, "conf no-forge")
-	fs.StringVar(&o.Conf.Network, "network", "", "conf network `MODE`: open or allowlist")
-	fs.Var((*listFlag)(&o.Conf.AllowDomain), "allow-domain", "conf allow-domain `HOST[:PORT]` (repeatable)")
-	fs.Var((*listFlag)(&o.Conf.AllowIP), "allow-ip", "conf allow-ip `IP|CIDR` (repeatable)")
-	fs.StringVar(&o.Conf.Credentials, "credentials", "", "conf credentials `MODE`: proxy or inside")
+	o.Conf = confFlags(fs, installHelp)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -230,29 +273,53 @@ func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// promoteFlags are the flags of promote that set the feature's options,
-// by the feature's option name.
-var promoteFlags = map[string]string{"allow-write": "allowWrite", "allow-write-executable": "allowWriteExecutable", "sandbox-cache": "sandboxCache", "pass-env": "passEnv", "protect": "protect", "allow-domain": "allowDomain", "allow-ip": "allowIp"}
+// promoteHelp is the help of the promote flag that sets the feature option
+// of a conf key, none for a key without one.
+func promoteHelp(k sandbox.ConfKey) string {
+	switch {
+	case k.Feature == "":
+		return ""
+	case k.Kind == sandbox.KeyFlag:
+		return "the feature's " + k.Feature + " (--" + k.Name + "=false removes it)"
+	case len(k.Values) > 0: // the default first, as the feature lists them
+		modes := append([]string{k.Default}, slices.DeleteFunc(slices.Clone(k.Values), func(v string) bool { return v == k.Default })...)
+		return "the feature's " + k.Feature + " `" + k.Arg + "`: " + strings.Join(modes, " or ")
+	}
+	return "the feature's " + k.Feature + " `VALUE` (repeatable; empty: remove the option)"
+}
+
+// featureOptions are the feature's options that the promote flags given
+// set, by the feature's option name: a list joined with commas (empty
+// items dropped), a single value, or a bare flag's bool.
+func featureOptions(given map[string][]string) map[string]any {
+	options := map[string]any{}
+	for key, values := range given {
+		k, _ := sandbox.LookupConfKey(key)
+		last := values[len(values)-1]
+		switch k.Kind {
+		case sandbox.KeyRepeatable:
+			options[k.Feature] = strings.Join(slices.DeleteFunc(slices.Clone(values), func(v string) bool { return v == "" }), ",")
+		case sandbox.KeyFlag:
+			options[k.Feature] = last == "true"
+		default:
+			options[k.Feature] = last
+		}
+	}
+	return options
+}
 
 // promoteCmd runs promote, or with --check reports drift: exit 0 when the
 // target is current, 1 when it differs, 2 when it cannot be checked.
 func promoteCmd(args []string, stdout, stderr io.Writer) int {
 	var o promote.Options
 	var check bool
-	lists := map[string]*listFlag{}
 	fs := flag.NewFlagSet("claude-sandbox promote", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.BoolVar(&check, "check", false, "list how the target differs from this version, change nothing (exit 1 if it does)")
 	fs.BoolVar(&o.PrintOnly, "print-only", false, "print the feature's entry and the diffs, change nothing")
 	fs.BoolVar(&o.Force, "force", false, "overwrite curated files edited locally since the last promote")
 	fs.BoolVar(&o.NoFeature, "no-feature", false, "install from .devcontainer/postCreate.sh instead of the feature, for dev containers that cannot use features")
-	for name, option := range promoteFlags {
-		lists[name] = &listFlag{}
-		fs.Var(lists[name], name, "the feature's "+option+" `VALUE` (repeatable; empty: remove the option)")
-	}
-	noForge := fs.Bool("no-forge", false, "the feature's noForge (--no-forge=false removes it)")
-	fs.String("network", "", "the feature's network `MODE`: allowlist or open")
-	fs.String("credentials", "", "the feature's credentials `MODE`: proxy or inside")
+	given := confFlags(fs, promoteHelp)
 	target, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -261,18 +328,7 @@ func promoteCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-sandbox promote: %v\n", err)
 		return 2
 	}
-	o.FeatureOptions = map[string]any{}
-	fs.Visit(func(f *flag.Flag) {
-		if option, ok := promoteFlags[f.Name]; ok {
-			o.FeatureOptions[option] = strings.Join(slices.DeleteFunc(*lists[f.Name], func(v string) bool { return v == "" }), ",")
-		}
-		if f.Name == "no-forge" {
-			o.FeatureOptions["noForge"] = *noForge
-		}
-		if f.Name == "network" || f.Name == "credentials" {
-			o.FeatureOptions[f.Name] = f.Value.String()
-		}
-	})
+	o.FeatureOptions = featureOptions(given)
 	if err := promote.CheckOptions(o.FeatureOptions); err != nil {
 		fmt.Fprintf(stderr, "claude-sandbox promote: %v\n", err)
 		return 2

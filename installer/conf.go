@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -19,7 +21,7 @@ import (
 // parse, or nothing is written.
 func (in *run) planConf() error {
 	p := in.path(sandbox.ConfPath)
-	rendered, err := templates.Render("claude-sandbox.conf.tmpl", in.opts.Conf)
+	rendered, err := in.opts.Conf.render()
 	if err != nil {
 		return err
 	}
@@ -51,18 +53,25 @@ func (in *run) planConf() error {
 
 // check refuses a value the conf would refuse, naming its flag, before the
 // install changes anything (bubblewrap included). Each value is parsed as
-// the one line the template makes of it; a line break in a value would make
-// it two lines, the second unchecked here, so it is refused.
+// the one line it becomes; a line break in a value would make it two
+// lines, the second unchecked here, so it is refused.
 func (c ConfOptions) check() error {
-	for _, kv := range c.values() {
-		key, value := kv[0], kv[1]
-		switch {
-		case strings.TrimSpace(value) == "":
-			return fmt.Errorf("--%s: the value is empty", key)
-		case strings.ContainsAny(value, "\r\n"):
-			return fmt.Errorf("--%s: %q is more than one line", key, value)
+	for _, key := range slices.Sorted(maps.Keys(c)) {
+		if k, ok := sandbox.LookupConfKey(key); !ok || k.Kind == sandbox.KeyRetired {
+			return fmt.Errorf("--%s: not a conf key", key)
 		}
-		if _, err := sandbox.ParseConf("--"+key, strings.NewReader(key+" = "+value)); err != nil {
+	}
+	for _, l := range c.lines() {
+		if l.flag {
+			continue
+		}
+		switch {
+		case strings.TrimSpace(l.value) == "":
+			return fmt.Errorf("--%s: the value is empty", l.key)
+		case strings.ContainsAny(l.value, "\r\n"):
+			return fmt.Errorf("--%s: %q is more than one line", l.key, l.value)
+		}
+		if _, err := sandbox.ParseConf("--"+l.key, strings.NewReader(l.String())); err != nil {
 			var ce *sandbox.ConfError
 			if errors.As(err, &ce) {
 				return fmt.Errorf("--%s", ce.Msg) // the message starts with the key
@@ -73,39 +82,54 @@ func (c ConfOptions) check() error {
 	return nil
 }
 
-// values are the key and value of each line with a value the template
-// stamps, in its order (TestValuesAreTheTemplatesLines keeps the two in
-// step); an unset single-valued option makes no line.
-func (c ConfOptions) values() [][2]string {
-	optional := func(v string) []string {
-		if v == "" {
-			return nil
-		}
-		return []string{v}
+// confLine is one line the options ask for: a key and its value, or a bare flag.
+type confLine struct {
+	key, value string
+	flag       bool
+}
+
+func (l confLine) String() string {
+	if l.flag {
+		return l.key
 	}
-	var out [][2]string
-	for _, k := range []struct {
-		key  string
-		list []string
-	}{
-		{"workspace-root", optional(c.WorkspaceRoot)},
-		{"allow-write", c.AllowWrite},
-		{"allow-write-executable", c.AllowWriteExecutable},
-		{"sandbox-cache", c.SandboxCache},
-		{"pass-env", c.PassEnv},
-		{"protect", c.Protect},
-		{"share-home", c.ShareHome},
-		{"append-path", c.AppendPath},
-		{"network", optional(c.Network)},
-		{"allow-domain", c.AllowDomain},
-		{"allow-ip", c.AllowIP},
-		{"credentials", optional(c.Credentials)},
-	} {
-		for _, v := range k.list {
-			out = append(out, [2]string{k.key, v})
+	return l.key + " = " + l.value
+}
+
+// lines are the conf lines the options ask for, in the order of
+// sandbox.ConfKeys.
+func (c ConfOptions) lines() []confLine {
+	var out []confLine
+	for _, k := range sandbox.ConfKeys() {
+		values := c[k.Name]
+		if len(values) == 0 {
+			continue
+		}
+		last := values[len(values)-1]
+		switch k.Kind {
+		case sandbox.KeyRepeatable:
+			for _, v := range values {
+				out = append(out, confLine{key: k.Name, value: v})
+			}
+		case sandbox.KeySingle:
+			if last != "" {
+				out = append(out, confLine{key: k.Name, value: last})
+			}
+		case sandbox.KeyFlag:
+			if last == "true" {
+				out = append(out, confLine{key: k.Name, flag: true})
+			}
 		}
 	}
 	return out
+}
+
+// render is the conf the options make by themselves.
+func (c ConfOptions) render() ([]byte, error) {
+	var lines []string
+	for _, l := range c.lines() {
+		lines = append(lines, l.String())
+	}
+	return templates.Render("claude-sandbox.conf.tmpl", lines)
 }
 
 func mergeConf(old, rendered []byte) []byte {
@@ -116,7 +140,7 @@ func mergeConf(old, rendered []byte) []byte {
 	have := map[string]bool{}
 	keyLine := map[string]int{}
 	for i, l := range lines {
-		key, value := confLine(l)
+		key, value := splitConfLine(l)
 		if key != "" {
 			have[key+"="+value] = true
 			keyLine[key] = i
@@ -124,11 +148,11 @@ func mergeConf(old, rendered []byte) []byte {
 	}
 	var added []string
 	for _, l := range splitLines(string(rendered)) {
-		key, value := confLine(l)
+		key, value := splitConfLine(l)
 		if key == "" || have[key+"="+value] {
 			continue
 		}
-		if i, ok := keyLine[key]; ok && sandbox.SingleValued(key) {
+		if i, ok := keyLine[key]; ok && once(key) {
 			lines[i] = l
 			continue
 		}
@@ -144,8 +168,15 @@ func mergeConf(old, rendered []byte) []byte {
 	return []byte(out)
 }
 
-// confLine splits a non-comment conf line into its key and value.
-func confLine(l string) (key, value string) {
+// once reports whether key may be set only once, so its line is replaced
+// instead of another added.
+func once(key string) bool {
+	k, _ := sandbox.LookupConfKey(key)
+	return k.Once()
+}
+
+// splitConfLine splits a non-comment conf line into its key and value.
+func splitConfLine(l string) (key, value string) {
 	t := strings.TrimSpace(l)
 	if t == "" || strings.HasPrefix(t, "#") {
 		return "", ""

@@ -49,24 +49,11 @@ type Options struct {
 	Conf            ConfOptions
 }
 
-// ConfOptions are the conf lines the install asks for.
-type ConfOptions struct {
-	WorkspaceRoot string
-	AllowWrite    []string
-	// AllowWriteExecutable are paths whose contents run outside the sandbox
-	// later, bound read-write all the same: the admin accepts that risk.
-	AllowWriteExecutable []string
-	SandboxCache         []string
-	PassEnv              []string
-	Protect              []string
-	ShareHome            []string
-	AppendPath           []string
-	NoForge              bool
-	Network              string // open or allowlist; "" writes no line
-	AllowDomain          []string
-	AllowIP              []string
-	Credentials          string // proxy or inside; "" writes no line
-}
+// ConfOptions are the conf lines the install asks for, by conf key (the
+// keys of sandbox.ConfKeys): every value given, in order. A repeatable key
+// makes a line of each; a single-valued key one of its last, none for "";
+// a bare flag is written when its last value is "true".
+type ConfOptions map[string][]string
 
 type run struct {
 	opts    Options

@@ -2,13 +2,12 @@ package promote
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
 
-	"github.com/claude-sandbox/claude-sandbox/features"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
 // The third layer, for dev containers that cannot use the feature: an
@@ -29,29 +28,36 @@ const (
 const freshPostCreate = "#!/bin/sh\n# Run once when the dev container is created (postCreateCommand).\nset -eu\n"
 
 // installLine is the line postCreate.sh gets: the install script, as root,
-// for the user the commands run as, with the options given. An option at
-// its default adds no flag, as it adds nothing to devcontainer.json.
+// for the user the commands run as, with the options given, each as the
+// install flag of its conf key, by option name and the bare flags last. An
+// option at its default adds no flag, as it adds nothing to devcontainer.json.
 func installLine(options map[string]any) string {
 	line := `sudo sh "$(dirname "$0")/claude-sandbox-install.sh" --user "$(id -un)"`
-	flags := map[string]string{
-		"allowWrite": "--allow-write", "allowWriteExecutable": "--allow-write-executable", "sandboxCache": "--sandbox-cache",
-		"passEnv": "--pass-env", "protect": "--protect",
-		"allowDomain": "--allow-domain", "allowIp": "--allow-ip", "network": "--network", "credentials": "--credentials",
-	}
-	declared := features.EmbeddedOptions()
-	for _, name := range slices.Sorted(maps.Keys(flags)) {
-		value, _ := options[name].(string)
-		if value == declared[name].Default {
+	keys := sandbox.ConfKeys()
+	slices.SortFunc(keys, func(a, b sandbox.ConfKey) int { return strings.Compare(a.Feature, b.Feature) })
+	var flags []sandbox.ConfKey
+	for _, k := range keys {
+		if k.Feature == "" {
+			continue
+		}
+		if k.Kind == sandbox.KeyFlag {
+			flags = append(flags, k)
+			continue
+		}
+		value, _ := options[k.Feature].(string)
+		if value == k.Default {
 			continue
 		}
 		for _, item := range strings.Split(value, ",") {
 			if item = strings.TrimSpace(item); item != "" {
-				line += " " + flags[name] + " " + shellQuote(item)
+				line += " --" + k.Name + " " + shellQuote(item)
 			}
 		}
 	}
-	if forge, _ := options["noForge"].(bool); forge {
-		line += " --no-forge"
+	for _, k := range flags {
+		if set, _ := options[k.Feature].(bool); set {
+			line += " --" + k.Name
+		}
 	}
 	return line + " # claude-sandbox: installs the sandbox for Claude Code"
 }

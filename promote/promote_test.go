@@ -165,6 +165,17 @@ func TestInstallLine(t *testing.T) {
 	if line != want {
 		t.Errorf("installLine:\n got %s\nwant %s", line, want)
 	}
+	every := installLine(map[string]any{
+		"allowWrite": "/w", "allowWriteExecutable": "/x", "sandboxCache": ".npm", "passEnv": "E", "protect": "p/", "noForge": true,
+		"network": "open", "allowDomain": "example.com", "allowIp": "10.0.0.0/8", "credentials": "inside",
+	})
+	want = `sudo sh "$(dirname "$0")/claude-sandbox-install.sh" --user "$(id -un)" --allow-domain 'example.com' --allow-ip '10.0.0.0/8' --allow-write '/w' --allow-write-executable '/x' --credentials 'inside' --network 'open' --pass-env 'E' --protect 'p/' --sandbox-cache '.npm' --no-forge # claude-sandbox: installs the sandbox for Claude Code`
+	if every != want {
+		t.Errorf("installLine with every option, by option name:\n got %s\nwant %s", every, want)
+	}
+	if defaults := installLine(map[string]any{"network": "allowlist", "credentials": "proxy", "noForge": false}); defaults != installLine(nil) {
+		t.Errorf("installLine with the options at their defaults passes flags: %s", defaults)
+	}
 	for script, want := range map[string]bool{
 		"#!/bin/sh\n" + line + "\n":                   true,
 		"#!/bin/sh\n# sh claude-sandbox-install.sh\n": false,

@@ -11,18 +11,17 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strings"
-
-	"github.com/claude-sandbox/claude-sandbox/egress"
 )
 
 // ConfPath is the only place the launcher reads its configuration from. It is
 // root-owned and outside every path the sandbox can write (ADR 0002).
 const ConfPath = "/etc/claude-sandbox.conf"
 
-// Conf is the parsed /etc/claude-sandbox.conf. Repeatable keys keep the order
-// in which the admin wrote them.
+// Conf is the parsed /etc/claude-sandbox.conf: each field is where a key of
+// confKeys stores its values. Repeatable keys keep the order in which the
+// admin wrote them.
 type Conf struct {
 	WorkspaceRoot string // workspace-root: the writable workspace; empty means discover it
 	AllowWrite    []Line // allow-write: extra absolute paths bound read-write
@@ -65,7 +64,7 @@ func (e *ConfError) Error() string {
 	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 }
 
-// Network and credential modes, and their defaults.
+// Network and credential modes (confKeys gives the defaults).
 const (
 	NetworkOpen       = "open"      // the container's network, as it is
 	NetworkAllowlist  = "allowlist" // own network namespace; out only through the launcher's proxy
@@ -73,26 +72,9 @@ const (
 	CredentialsInside = "inside"    // the login enters the sandbox, as Claude Code expects by itself
 )
 
-// Keys that take a value, and bare flags. The predecessor's egress-jail is
-// recognised so its refusal can point at its replacement.
-var (
-	valueKeys = map[string]bool{
-		"workspace-root": true, "allow-write": true, "allow-write-executable": true, "sandbox-cache": true,
-		"pass-env": true, "protect": true, "share-home": true, "append-path": true,
-		"network": true, "allow-domain": true, "allow-ip": true, "credentials": true,
-	}
-	flagKeys    = map[string]bool{"no-forge": true}
-	retiredKeys = map[string]string{
-		"egress-jail": "is the predecessor's key; write network = allowlist",
-	}
-	// singleKeys may be set once.
-	singleKeys = map[string]bool{"workspace-root": true, "no-forge": true, "network": true, "credentials": true}
-)
-
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // ParseConf reads a conf. name is used in error messages. The first problem
-// found is returned; nothing is guessed.
+// found is returned; nothing is guessed. The keys and their checks are
+// confKeys'.
 func ParseConf(name string, r io.Reader) (*Conf, error) {
 	c := &Conf{Source: name}
 	sc := bufio.NewScanner(r)
@@ -108,22 +90,18 @@ func ParseConf(name string, r io.Reader) (*Conf, error) {
 		fail := func(format string, args ...any) error {
 			return &ConfError{File: name, Line: n, Msg: fmt.Sprintf(format, args...)}
 		}
-		if why, ok := retiredKeys[key]; ok {
-			return nil, fail("%q %s", key, why)
-		}
+		k, ok := lookupKey(key)
 		switch {
-		case flagKeys[key]:
-			if hasValue {
-				return nil, fail("%q is a bare flag and takes no value", key)
-			}
-		case valueKeys[key]:
-			if !hasValue || value == "" {
-				return nil, fail("%q needs a value (%s = VALUE)", key, key)
-			}
-		default:
+		case !ok:
 			return nil, fail("unknown key %q", key)
+		case k.Kind == KeyRetired:
+			return nil, fail("%q %s; write %s", key, k.Why, k.Instead)
+		case k.Kind == KeyFlag && hasValue:
+			return nil, fail("%q is a bare flag and takes no value", key)
+		case k.Kind != KeyFlag && (!hasValue || value == ""):
+			return nil, fail("%q needs a value (%s = VALUE)", key, key)
 		}
-		if err := c.set(key, value, n); err != nil {
+		if err := c.set(k, value, n); err != nil {
 			return nil, fail("%s", err)
 		}
 	}
@@ -136,91 +114,17 @@ func ParseConf(name string, r io.Reader) (*Conf, error) {
 	return c, nil
 }
 
-func (c *Conf) set(key, value string, line int) error {
-	if singleKeys[key] {
-		for _, k := range c.seen {
-			if k == key {
-				return fmt.Errorf("%q is set twice", key)
-			}
+func (c *Conf) set(k ConfKey, value string, line int) error {
+	if k.Once() {
+		if slices.Contains(c.seen, k.Name) {
+			return fmt.Errorf("%q is set twice", k.Name)
 		}
-		c.seen = append(c.seen, key)
+		c.seen = append(c.seen, k.Name)
 	}
-	switch key {
-	case "network":
-		if value != NetworkOpen && value != NetworkAllowlist {
-			return fmt.Errorf("network: %q is not a mode (open or allowlist)", value)
-		}
-		c.Network = value
-	case "credentials":
-		if value != CredentialsProxy && value != CredentialsInside {
-			return fmt.Errorf("credentials: %q is not a mode (proxy or inside)", value)
-		}
-		c.Credentials = value
-	case "allow-domain":
-		if _, err := egress.ParseDomain(value); err != nil {
-			return fmt.Errorf("allow-domain: %q: %v", value, err)
-		}
-		c.AllowDomain = append(c.AllowDomain, Line{value, line})
-	case "allow-ip":
-		if _, err := egress.ParseIP(value); err != nil {
-			return fmt.Errorf("allow-ip: %q: %v", value, err)
-		}
-		c.AllowIP = append(c.AllowIP, Line{value, line})
-	case "no-forge":
-		c.NoForge = true
-	case "workspace-root":
-		if err := checkAbs(value); err != nil {
-			return fmt.Errorf("workspace-root: %v", err)
-		}
-		c.WorkspaceRoot, c.workspaceLine = value, line
-	case "allow-write":
-		if err := checkAbs(value); err != nil {
-			return fmt.Errorf("allow-write: %v", err)
-		}
-		c.AllowWrite = append(c.AllowWrite, Line{value, line})
-	case "allow-write-executable":
-		if err := checkAbs(value); err != nil {
-			return fmt.Errorf("allow-write-executable: %v", err)
-		}
-		c.AllowWriteExecutable = append(c.AllowWriteExecutable, Line{value, line})
-	case "sandbox-cache":
-		if err := checkRel(value); err != nil {
-			return fmt.Errorf("sandbox-cache: %v (a directory in the home, such as go/pkg/mod)", err)
-		}
-		rel := strings.TrimSuffix(value, "/")
-		for _, p := range claudeHome {
-			if within(p, rel) || within(rel, p) {
-				return fmt.Errorf("sandbox-cache: %q would hide ~/%s, which the sandbox binds itself", value, p)
-			}
-		}
-		c.SandboxCache = append(c.SandboxCache, Line{value, line})
-	case "append-path":
-		if err := checkAbs(value); err != nil {
-			return fmt.Errorf("append-path: %v", err)
-		}
-		if strings.Contains(value, ":") {
-			return fmt.Errorf("append-path: %q contains ':'; give one directory per line", value)
-		}
-		c.AppendPath = append(c.AppendPath, Line{value, line})
-	case "pass-env":
-		if !envNameRE.MatchString(value) {
-			return fmt.Errorf("pass-env: %q is not a variable name", value)
-		}
-		if why := neverPassed(value); why != "" {
-			return fmt.Errorf("pass-env: %s can never be passed into the sandbox (%s)", value, why)
-		}
-		c.PassEnv = append(c.PassEnv, Line{value, line})
-	case "protect":
-		if err := checkRel(value); err != nil {
-			return fmt.Errorf("protect: %v", err)
-		}
-		c.Protect = append(c.Protect, Line{value, line})
-	case "share-home":
-		if err := checkRel(value); err != nil {
-			return fmt.Errorf("share-home: %v", err)
-		}
-		c.ShareHome = append(c.ShareHome, Line{value, line})
+	if err := k.Check(value); err != nil {
+		return err
 	}
+	k.store(c, value, line)
 	return nil
 }
 
@@ -270,24 +174,18 @@ func checkRel(p string) error {
 	return nil
 }
 
-// SingleValued reports whether key may be set only once, so the installer
-// replaces its line instead of adding another.
-func SingleValued(key string) bool { return singleKeys[key] }
-
 // NetworkMode is the sandbox's network: the conf's network line, else
-// allowlist (ADR 0011 gives the measurements behind that default).
-func (c *Conf) NetworkMode() string {
-	if c.Network == "" {
-		return NetworkAllowlist
-	}
-	return c.Network
-}
+// the key's default, allowlist.
+func (c *Conf) NetworkMode() string { return orDefault(c.Network, "network") }
 
 // CredentialMode is where Claude Code's login lives: the conf's credentials
-// line, else proxy.
-func (c *Conf) CredentialMode() string {
-	if c.Credentials == "" {
-		return CredentialsProxy
+// line, else the key's default, proxy.
+func (c *Conf) CredentialMode() string { return orDefault(c.Credentials, "credentials") }
+
+func orDefault(value, key string) string {
+	if value == "" {
+		k, _ := lookupKey(key)
+		return k.Default
 	}
-	return c.Credentials
+	return value
 }

@@ -129,7 +129,7 @@ func ParseSessionEnv(environ []string) (SessionEnv, error) {
 			s.NoForge = true
 		default:
 			key := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, "CLAUDE_SANDBOX_"), "_", "-"))
-			if valueKeys[key] || flagKeys[key] {
+			if k, ok := lookupKey(key); ok && k.Kind != KeyRetired {
 				return s, fmt.Errorf("%s would widen the sandbox and is refused; set %q in %s instead", name, key, ConfPath)
 			}
 			return s, fmt.Errorf("%s is not a known setting and is refused (known: CLAUDE_SANDBOX_PROTECT, CLAUDE_SANDBOX_NO_FORGE)", name)
