@@ -124,6 +124,12 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if pr.Credential == nil && pr.Conf.CredentialMode() == sandbox.CredentialsProxy {
 		fmt.Fprintf(stderr, "claude-sandbox: no Claude login found; log in inside this session, and from the next launch on the login stays outside the sandbox\n")
 	}
+	term, err := openTerminal()
+	if err != nil {
+		return 0, err
+	}
+	defer term.close()
+	stderr = term.messages(stderr)
 	svc, err := newServices(pr, stderr)
 	if err != nil {
 		return 0, err
@@ -138,7 +144,7 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if err := lock.createStubs(pr.Plan.Stubs); err != nil {
 		return 0, err
 	}
-	code, err := supervise(pr.Bwrap, pr.Plan, svc, stderr)
+	code, err := supervise(pr.Bwrap, pr.Plan, svc, term, stderr)
 	if svc.auth != nil {
 		if rerr := svc.auth.LastError(); rerr != nil {
 			// Claude saw only the API's 401; the cause is outside.
@@ -149,8 +155,10 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 }
 
 // supervise starts bwrap with an empty environment and its inputs on file
-// descriptors, waits for it, and returns Claude's exit status.
-func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer) (int, error) {
+// descriptors, waits for it, and returns Claude's exit status. With term,
+// the sandbox's terminal is the launcher's pty, which supervise relays and
+// hands back to the user's shell whenever the job stops.
+func supervise(bwrap string, plan *sandbox.Plan, svc *services, term *terminal, stderr io.Writer) (int, error) {
 	// bwrap's --die-with-parent follows the thread that forks it: keep that
 	// thread for this goroutine until bwrap ends, so no other goroutine that
 	// locks a thread and exits (the warden's workers) can take it down.
@@ -172,29 +180,46 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer
 	}
 	defer statusR.Close()
 	files := []*os.File{argsFile, seccompFile, statusW, svc.child} // sandbox.ControlFD
+	stdio := [3]*os.File{os.Stdin, os.Stdout, os.Stderr}
+	if term != nil {
+		stdio = term.stdio()
+	}
 	cmd := &exec.Cmd{
 		Path:       bwrap,
 		Args:       append([]string{"bwrap", "--args", fmt.Sprint(sandbox.ArgsFD), "--"}, plan.Command...),
 		Env:        []string{}, // nothing for /proc/1/environ to show
-		Stdin:      os.Stdin,
-		Stdout:     os.Stdout,
-		Stderr:     os.Stderr,
+		Stdin:      stdio[0],
+		Stdout:     stdio[1],
+		Stderr:     stdio[2],
 		ExtraFiles: files,
 	}
-	// The terminal sends ^C and ^\ to Claude's process group, which the
-	// launcher is part of: catch them so the launcher outlives them. They are
+	j := &job{term: term, own: term != nil || hasControllingTerminal()}
+	if j.own {
+		// No process of the sandbox has the user's terminal as its
+		// controlling terminal: nothing inside can open it as /dev/tty.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
+	// The launcher catches ^C and ^\ so that it outlives them. They are
 	// caught, not ignored, because an ignored signal stays ignored across
 	// exec and Claude's children must still be interruptible. SIGTERM and
 	// SIGHUP sent to the launcher alone are passed on to bwrap.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+	j.sigs = make(chan os.Signal, 8)
+	signal.Notify(j.sigs, os.Interrupt, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
+	j.notify()
+	defer signal.Stop(j.sigs)
 	if err := cmd.Start(); err != nil {
 		statusW.Close()
 		return 0, fmt.Errorf("cannot start %s: %v", bwrap, err)
 	}
 	statusW.Close()
-	if err := svc.start(plan.Listen); err != nil {
+	j.bwrap = cmd.Process
+	if term != nil {
+		term.started()
+		// Every way out passes here once bwrap has ended: the output it
+		// left, then the user's terminal modes.
+		defer term.finish()
+	}
+	if err := svc.start(plan.Listen, term != nil); err != nil {
 		// init waits for the launcher's answer before it runs Claude:
 		// without it, it ends the sandbox itself.
 		svc.close()
@@ -204,23 +229,46 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, stderr io.Writer
 		}
 		return 0, fmt.Errorf("the proxies or the warden could not start, so Claude did not start: %v", err)
 	}
+	var reports <-chan []byte
+	if term != nil {
+		j.init = svc.conn
+		reports = readReports(svc.conn)
+		if err := term.takeKeys(); err != nil {
+			fmt.Fprintf(stderr, "claude-sandbox: %v; keys typed will not reach Claude\n", err)
+		}
+	}
 	status := make(chan map[string]any, 1)
 	go func() { status <- readStatus(statusR) }()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var forwarded syscall.Signal
+	var lost error
 	for {
 		select {
-		case sig := <-sigs:
+		case sig := <-j.sigs:
 			if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
 				forwarded = sig.(syscall.Signal)
 				_ = cmd.Process.Signal(sig)
+				continue
+			}
+			j.signal(sig.(syscall.Signal))
+		case msg, ok := <-reports:
+			if !j.report(msg, ok) && lost == nil {
+				// init is gone but bwrap is not: nothing would tell the
+				// launcher when Claude stops.
+				lost = errors.New("the sandbox's init ended before Claude did; the session was ended")
+				_ = cmd.Process.Kill()
+			}
+			if !ok {
+				reports = nil
 			}
 		case <-done:
 			st := <-status
 			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 			_, ran := st["exit-code"]
 			switch {
+			case lost != nil:
+				return 0, lost
 			case ws.Signaled():
 				return 128 + int(ws.Signal()), nil
 			case forwarded != 0 && !ran:

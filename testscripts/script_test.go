@@ -166,6 +166,7 @@ func TestScripts(t *testing.T) {
 			"container":     container,
 			"debian":        debian,
 			"feature-stage": featureStage(repo),
+			"term":          term,
 		},
 	})
 }
