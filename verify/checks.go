@@ -21,6 +21,7 @@ var checks = []check{
 	{"launch-environment", launchEnvironment},
 	{"secret-variables", secretVariables},
 	{"inherited-descriptors", inheritedDescriptors},
+	{"terminal-private", terminalPrivate},
 
 	// The syscall filter and the missing capabilities, probed.
 	{"unix-socket-refused", unixSocketRefused},
