@@ -251,7 +251,9 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, term *terminal, 
 				_ = cmd.Process.Signal(sig)
 				continue
 			}
-			j.signal(sig.(syscall.Signal))
+			if passed := j.signal(sig.(syscall.Signal)); passed != 0 {
+				forwarded = passed
+			}
 		case msg, ok := <-reports:
 			if !j.report(msg, ok) && lost == nil {
 				// init is gone but bwrap is not: nothing would tell the
@@ -267,7 +269,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, term *terminal, 
 			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 			_, ran := st["exit-code"]
 			switch {
-			case lost != nil:
+			case lost != nil && forwarded == 0:
 				return 0, lost
 			case ws.Signaled():
 				return 128 + int(ws.Signal()), nil

@@ -46,7 +46,8 @@ func (j *job) notify() {
 }
 
 // signal handles one signal of the launcher's other than SIGTERM and SIGHUP.
-func (j *job) signal(sig syscall.Signal) {
+// It returns the signal when it passed it on to bwrap's process group.
+func (j *job) signal(sig syscall.Signal) syscall.Signal {
 	switch sig {
 	case syscall.SIGINT, syscall.SIGQUIT:
 		// Held raw, the user's terminal sends no ^C: the pty does, to the
@@ -54,12 +55,13 @@ func (j *job) signal(sig syscall.Signal) {
 		// where bwrap used to be: it goes to bwrap's.
 		if j.own && (j.term == nil || !j.term.holdsRaw()) {
 			_ = unix.Kill(-j.bwrap.Pid, sig)
+			return sig
 		}
 	case syscall.SIGTSTP:
 		// ^Z at a terminal the launcher does not hold raw, or a kill -TSTP.
 		if j.term != nil {
 			j.stop(sig, true)
-			return
+			return 0
 		}
 		// bwrap's group, in a session of its own, is orphaned: the kernel
 		// would discard SIGTSTP sent to it.
@@ -78,6 +80,7 @@ func (j *job) signal(sig syscall.Signal) {
 	case syscall.SIGWINCH:
 		j.term.resized()
 	}
+	return 0
 }
 
 // report handles one message of init's. It returns false once init has

@@ -21,7 +21,8 @@ import (
 type terminal struct {
 	in     int      // the user's terminal the keys come from: stdin, or -1 when stdin is not a terminal
 	out    int      // the user's terminal the output goes to: stdout, else stderr, else stdin
-	master *os.File // the launcher's end, non-blocking; never enters the sandbox
+	master *os.File // the launcher's end, non-blocking (never enters the sandbox): copyIn writes it through Go's poller, so a deadline can stop a write to a full pty
+	ptmx   int      // the same descriptor, for reads and ioctls (os.File.Fd would make it blocking)
 	slave  *os.File // the sandbox's end, closed by the launcher once bwrap has it
 	files  [3]*os.File
 	wake   int // an eventfd that interrupts copyIn's poll
@@ -108,7 +109,8 @@ func (t *terminal) setUp(master int, modes *unix.Termios) error {
 	if err := unix.SetNonblock(master, true); err != nil {
 		return err
 	}
-	t.master = os.NewFile(uintptr(master), "ptmx") // non-blocking: Go's poller, so deadlines work
+	t.ptmx = master
+	t.master = os.NewFile(uintptr(master), "ptmx")
 	return nil
 }
 
@@ -255,7 +257,7 @@ func (t *terminal) interrupt() {
 // resized copies the user's terminal's window size to the pty, whose line
 // discipline signals the job (SIGWINCH) when it changed.
 func (t *terminal) resized() {
-	t.copySize(int(t.master.Fd()))
+	t.copySize(t.ptmx)
 }
 
 func (t *terminal) copySize(master int) {
@@ -374,7 +376,7 @@ func (t *terminal) copyOut() {
 		t.pending = nil
 		t.mu.Unlock()
 		if len(data) == 0 {
-			n, err := t.master.Read(buf)
+			n, err := t.readOutput(buf)
 			if err != nil {
 				return // EIO: the sandbox has closed the pty
 			}
@@ -388,6 +390,27 @@ func (t *terminal) copyOut() {
 			data = buf[:n]
 		}
 		writeAll(t.out, data)
+	}
+}
+
+// readOutput waits for the pty's output and reads it, on copyOut's own
+// thread rather than through Go's poller: a pty hands its output over a
+// few kilobytes at a time, and this costs one poll and one read for each.
+func (t *terminal) readOutput(buf []byte) (int, error) {
+	for {
+		if _, err := unix.Poll([]unix.PollFd{{Fd: int32(t.ptmx), Events: unix.POLLIN}}, -1); err != nil && err != unix.EINTR {
+			return 0, err
+		}
+		n, err := unix.Read(t.ptmx, buf)
+		switch {
+		case err == unix.EAGAIN || err == unix.EINTR:
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		default:
+			return n, nil
+		}
 	}
 }
 
