@@ -100,7 +100,8 @@ func New(listener int, r Rules) (*Warden, error) {
 // kernel meanwhile, and the warden never needs more threads than this.
 const Workers = 8
 
-// Serve answers notifications; it returns only if the listener fails.
+// Serve answers notifications; it returns when no task of the sandbox is
+// left, or if the listener fails.
 func (w *Warden) Serve() {
 	var wg sync.WaitGroup
 	for range Workers {
@@ -126,19 +127,30 @@ func (w *Warden) work() {
 		w.fatal(err)
 		return
 	}
-	// Each notification wakes one waiting worker. The workers wait until
-	// the launcher exits: a session's end is the launcher's.
+	// Each notification wakes one waiting worker.
 	for {
 		n, err := receive(w.listener)
 		switch {
 		case err == nil:
 			w.handle(n)
+		case err == unix.ENOENT && orphaned(w.listener):
+			// No task is left under the filter: the kernel answers every
+			// receive at once with ENOENT from now on, so the worker ends.
+			return
 		case err == unix.ENOENT || err == unix.EINTR:
 			// The task died before its call was received.
 		default:
 			return
 		}
 	}
+}
+
+// orphaned reports whether no task is left under the listener's filter,
+// which the kernel signals as a hang-up on the listener.
+func orphaned(listener int) bool {
+	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 1 && fds[0].Revents&unix.POLLHUP != 0
 }
 
 // fatal stops the warden: every further call of the sandbox fails (the
