@@ -34,7 +34,7 @@ type job struct {
 	exited     bool // init reported the job's end
 }
 
-// jobSignals are what the launcher catches for the job, beyond SIGINT,
+// notify catches what the launcher handles for the job, beyond SIGINT,
 // SIGQUIT, SIGTERM and SIGHUP (which it always catches).
 func (j *job) notify() {
 	if j.own {
@@ -42,8 +42,14 @@ func (j *job) notify() {
 	}
 	if j.term != nil {
 		signal.Notify(j.sigs, syscall.SIGWINCH)
+		signal.Notify(j.sigs, fatalSignals...)
 	}
 }
+
+// fatalSignals end a Go program with a crash when another process sends
+// them (kill -ABRT): with the terminal in raw mode, the launcher gives it
+// its modes back first, and then dies of it.
+var fatalSignals = []os.Signal{syscall.SIGABRT, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL, syscall.SIGSEGV, syscall.SIGSTKFLT, syscall.SIGSYS, syscall.SIGTRAP}
 
 // signal handles one signal of the launcher's other than SIGTERM and SIGHUP.
 // It returns the signal when it passed it on to bwrap's process group.
@@ -79,6 +85,12 @@ func (j *job) signal(sig syscall.Signal) syscall.Signal {
 		}
 	case syscall.SIGWINCH:
 		j.term.resized()
+	case syscall.SIGABRT, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL, syscall.SIGSEGV, syscall.SIGSTKFLT, syscall.SIGSYS, syscall.SIGTRAP:
+		j.term.close()
+		var dfl sigaction
+		_ = setSigaction(sig, &dfl, nil)
+		runtime.LockOSThread()
+		_ = unix.Tgkill(unix.Getpid(), unix.Gettid(), sig)
 	}
 	return 0
 }
