@@ -24,8 +24,8 @@ type terminal struct {
 	master *os.File // the launcher's end, non-blocking (never enters the sandbox): copyIn writes it through Go's poller, so a deadline can stop a write to a full pty
 	ptmx   int      // the same descriptor, for reads and ioctls (os.File.Fd would make it blocking)
 	slave  *os.File // the sandbox's end, closed by the launcher once bwrap has it
-	files  [3]*os.File
-	wake   int // an eventfd that interrupts copyIn's poll
+	isTTY  [3]bool  // which of descriptors 0..2 are the user's terminal
+	wake   int      // an eventfd that interrupts copyIn's poll
 
 	closeOnce sync.Once
 	mu        sync.Mutex
@@ -56,16 +56,16 @@ func openTerminal() (*terminal, error) {
 		if modes == nil || fd == 0 {
 			modes = m
 		}
-		t.files[fd] = os.NewFile(uintptr(fd), "terminal")
+		t.isTTY[fd] = true
 	}
 	if modes == nil {
 		return nil, nil
 	}
-	if t.files[0] != nil {
+	if t.isTTY[0] {
 		t.in = 0
 	}
 	for _, fd := range []int{1, 2, 0} {
-		if t.files[fd] != nil {
+		if t.isTTY[fd] {
 			t.out = fd
 			break
 		}
@@ -118,8 +118,8 @@ func (t *terminal) setUp(master int, modes *unix.Termios) error {
 // each terminal, the launcher's own descriptor otherwise.
 func (t *terminal) stdio() [3]*os.File {
 	out := [3]*os.File{os.Stdin, os.Stdout, os.Stderr}
-	for fd, f := range t.files {
-		if f != nil {
+	for fd, tty := range t.isTTY {
+		if tty {
 			out[fd] = t.slave
 		}
 	}
@@ -307,7 +307,13 @@ func (t *terminal) close() {
 // each read, so that pause can stop it between reads: it never reads the
 // terminal while the session is stopped.
 func (t *terminal) copyIn() {
-	defer close(t.inDone)
+	defer func() {
+		t.mu.Lock()
+		t.inIdle = true
+		t.changed.Broadcast()
+		t.mu.Unlock()
+		close(t.inDone)
+	}()
 	buf := make([]byte, 4096)
 	var unsent []byte
 	fds := []unix.PollFd{{Fd: int32(t.in), Events: unix.POLLIN}, {Fd: int32(t.wake), Events: unix.POLLIN}}
@@ -319,8 +325,6 @@ func (t *terminal) copyIn() {
 			t.changed.Wait()
 		}
 		if t.inClosed {
-			t.inIdle = true
-			t.changed.Broadcast()
 			t.mu.Unlock()
 			return
 		}
@@ -350,12 +354,7 @@ func (t *terminal) copyIn() {
 		case err == unix.EAGAIN || err == unix.EINTR:
 			continue
 		case err != nil || n == 0:
-			// The terminal is gone (hung up): nothing more to copy.
-			t.mu.Lock()
-			t.inIdle = true
-			t.changed.Broadcast()
-			t.mu.Unlock()
-			return
+			return // the terminal is gone (hung up): nothing more to copy
 		}
 		unsent = append(unsent[:0], buf[:n]...)
 	}
@@ -434,7 +433,7 @@ func writeAll(fd int, b []byte) {
 // messages is where the launcher writes its own messages during a session:
 // while the terminal is raw, a newline needs its carriage return.
 func (t *terminal) messages(w io.Writer) io.Writer {
-	if t == nil || (t.files[2] == nil) {
+	if t == nil || !t.isTTY[2] {
 		return w
 	}
 	return &rawSafe{w: w, t: t}
