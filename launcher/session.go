@@ -109,12 +109,15 @@ func (j *job) report(msg []byte, ok bool) bool {
 	case bytes.Equal(msg, []byte(msgDone)):
 		j.unanswered--
 	case j.unanswered == 0:
-		if _, err := fmt.Sscanf(string(msg), msgStopped+" %d", &sig); err == nil && sig > 0 && sig < 65 {
+		if _, err := fmt.Sscanf(string(msg), msgStopped+" %d", &sig); err == nil && stopSignals[syscall.Signal(sig)] {
 			j.stop(syscall.Signal(sig), false)
 		}
 	}
 	return true
 }
+
+// stopSignals are the signals that stop a process.
+var stopSignals = map[syscall.Signal]bool{syscall.SIGTSTP: true, syscall.SIGTTIN: true, syscall.SIGTTOU: true, syscall.SIGSTOP: true}
 
 // stop takes the session out of the foreground because the job stopped
 // with sig (or, with ask, because the launcher got sig and init must stop
