@@ -46,27 +46,32 @@ type terminal struct {
 // with the user's terminal modes and window size. It returns nil when none
 // is: such a session runs as it always did.
 func openTerminal() (*terminal, error) {
+	return openTerminalOn([3]int{0, 1, 2})
+}
+
+// openTerminalOn is openTerminal with fds standing for descriptors 0..2.
+func openTerminalOn(fds [3]int) (*terminal, error) {
 	t := &terminal{in: -1, out: -1, wake: -1}
 	var modes *unix.Termios
-	for _, fd := range []int{0, 1, 2} {
+	for i, fd := range fds {
 		m, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 		if err != nil {
 			continue
 		}
-		if modes == nil || fd == 0 {
+		if modes == nil || i == 0 {
 			modes = m
 		}
-		t.isTTY[fd] = true
+		t.isTTY[i] = true
 	}
 	if modes == nil {
 		return nil, nil
 	}
 	if t.isTTY[0] {
-		t.in = 0
+		t.in = fds[0]
 	}
-	for _, fd := range []int{1, 2, 0} {
-		if t.isTTY[fd] {
-			t.out = fd
+	for _, i := range []int{1, 2, 0} {
+		if t.isTTY[i] {
+			t.out = fds[i]
 			break
 		}
 	}
