@@ -5,9 +5,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
@@ -25,7 +27,10 @@ import (
 //  2. installs the warden's filter and hands its listener to the launcher,
 //     with the device numbers of the sandbox's own file systems (each
 //     --private DIR), where the warden lets any name be made (ADR 0014);
-//  3. waits until the launcher answers, and execs COMMAND (Claude).
+//  3. waits until the launcher answers, and execs COMMAND (Claude); or, when
+//     the answer says the launcher relays a terminal through its own pty
+//     (descriptors 0..2 hold the pty's slave), runs COMMAND as the pty's
+//     foreground job and reports its stops to the launcher (runJob).
 //
 // All of it happens before any code of Claude's runs, so what Init reports
 // can be trusted. Without the launcher's answer Claude does not start. Init
@@ -97,12 +102,152 @@ func Init(args []string, stderr io.Writer) int {
 	// The launcher answers once it serves everything; without the answer
 	// Claude would start with no way out and no warden, so it does not.
 	ack := make([]byte, 1)
-	if n, err := conn.Read(ack); n != 1 || ack[0] != 'y' {
+	n, err := conn.Read(ack)
+	switch {
+	case n == 1 && ack[0] == answerTerminal:
+		return runJob(conn, command, fail)
+	case n != 1 || ack[0] != answerExec:
 		return fail("the launcher could not start (%v)", err)
+	}
+	// The launcher gives the sandbox a terminal only through its own pty,
+	// and then answers answerTerminal: any other terminal here would be the
+	// user's.
+	if fd := terminalFD(); fd >= 0 {
+		return fail("descriptor %d is a terminal the launcher did not relay", fd)
 	}
 	conn.Close()
 	err = unix.Exec(command[0], command, os.Environ())
 	return fail("cannot run %s: %v", command[0], err)
+}
+
+// The launcher's answer on the control socket, once it serves everything.
+const (
+	answerExec     = 'y' // run Claude in init's place
+	answerTerminal = 't' // descriptors 0..2 hold the launcher's pty: run Claude as its foreground job (runJob)
+)
+
+// What init and the launcher say to each other while a job runs on the
+// launcher's pty, one message a packet.
+const (
+	msgStopped = "stopped" // init: "stopped N", the job stopped with signal N
+	msgExited  = "exited"  // init: the job ended; init ends next
+	msgSignal  = "signal"  // launcher: "signal N", send signal N to the job's process group
+	msgDone    = "done"    // init: the last "signal" was sent; what init reports next happened after it
+)
+
+// jobSignals are the signals the launcher may have init send to the job:
+// the job control the user's shell would do.
+var jobSignals = map[unix.Signal]bool{unix.SIGTSTP: true, unix.SIGCONT: true}
+
+// terminalFD is the first of descriptors 0, 1 and 2 that is a terminal, or -1.
+func terminalFD() int {
+	for fd := 0; fd <= 2; fd++ {
+		if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+			return fd
+		}
+	}
+	return -1
+}
+
+// runJob runs command the way a shell runs a job, on the launcher's pty:
+// init leads a session of its own whose controlling terminal is the pty,
+// so the pty's line discipline signals the job (^C, ^\, ^Z, a new window
+// size); the job gets a process group of its own, in the pty's foreground.
+// Its parent, init, stays in the session but outside that group: a group
+// with no parent in its session but outside it is orphaned, and the kernel
+// discards the stop signals (Claude's own ^Z) sent to such a group.
+//
+// Init waits for the job and tells the launcher each time it stops, so the
+// launcher stops too and the user's shell gets its terminal back; and it
+// sends the job what the launcher asks (SIGCONT on `fg`). It ends with the
+// job's status (128+N for a signal, as bwrap reports it). The control
+// socket is the launcher's: init makes itself undumpable first, so nothing
+// inside can trace it or open its descriptors.
+func runJob(conn *net.UnixConn, command []string, fail func(string, ...any) int) int {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail("prctl(PR_SET_DUMPABLE): %v", err)
+	}
+	tty := terminalFD()
+	if tty < 0 {
+		return fail("the launcher relays a terminal, but none of descriptors 0, 1 and 2 is one")
+	}
+	if _, err := unix.Setsid(); err != nil {
+		return fail("setsid: %v", err)
+	}
+	if err := unix.IoctlSetInt(tty, unix.TIOCSCTTY, 0); err != nil {
+		return fail("cannot make the pty this session's terminal: %v", err)
+	}
+	changed := make(chan os.Signal, 1)
+	signal.Notify(changed, unix.SIGCHLD)
+	// Forked from this thread, which holds the warden's filter.
+	pid, err := syscall.ForkExec(command[0], command, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Foreground: true, Ctty: tty},
+	})
+	if err != nil {
+		return fail("cannot run %s: %v", command[0], err)
+	}
+	asked := make(chan string)
+	go func() {
+		defer close(asked)
+		buf := make([]byte, 64)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil || n == 0 {
+				return
+			}
+			asked <- string(buf[:n])
+		}
+	}()
+	say := func(msg string) { _, _ = conn.Write([]byte(msg)) }
+	// report tells the launcher what happened to the job since it last
+	// looked; it returns the job's status once the job has ended.
+	report := func() (int, bool) {
+		for {
+			var ws unix.WaitStatus
+			got, err := unix.Wait4(pid, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			switch {
+			case err != nil || got != pid:
+				return 0, false
+			case ws.Stopped():
+				say(fmt.Sprintf("%s %d", msgStopped, ws.StopSignal()))
+			case ws.Exited():
+				say(msgExited)
+				return ws.ExitStatus(), true
+			case ws.Signaled():
+				say(msgExited)
+				return 128 + int(ws.Signal()), true
+			}
+		}
+	}
+	for {
+		select {
+		case <-changed:
+			if code, ended := report(); ended {
+				return code
+			}
+		case msg, ok := <-asked:
+			if !ok {
+				// The launcher is gone: so is the job.
+				_ = unix.Kill(-pid, unix.SIGKILL)
+				return ExitRefused
+			}
+			// One goroutine reports and signals, so every stop reported
+			// before "done" happened before the signal was sent.
+			if code, ended := report(); ended {
+				return code
+			}
+			var sig int
+			if _, err := fmt.Sscanf(msg, msgSignal+" %d", &sig); err == nil && jobSignals[unix.Signal(sig)] {
+				_ = unix.Kill(-pid, unix.Signal(sig))
+			}
+			say(msgDone)
+		}
+	}
 }
 
 // handOver listens on addr and sends the listening socket to the launcher.

@@ -126,6 +126,12 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if pr.Credential == nil && pr.Conf.CredentialMode() == sandbox.CredentialsProxy {
 		fmt.Fprintf(stderr, "claude-sandbox: no Claude login found; log in inside this session, and from the next launch on the login stays outside the sandbox\n")
 	}
+	term, err := openTerminal()
+	if err != nil {
+		return 0, err
+	}
+	defer term.close()
+	stderr = term.messages(stderr)
 	svc, err := newServices(pr, stderr)
 	if err != nil {
 		return 0, err
@@ -143,7 +149,7 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 		}
 	}
 	<-reserved
-	code, err := supervise(pr.Bwrap, pr.Plan, svc, budget, stderr)
+	code, err := supervise(pr.Bwrap, pr.Plan, svc, budget, term, stderr)
 	if svc.auth != nil {
 		if rerr := svc.auth.LastError(); rerr != nil {
 			// Claude saw only the API's 401; the cause is outside.
@@ -159,8 +165,10 @@ const blockFD = 7
 
 // supervise starts bwrap with an empty environment and its inputs on file
 // descriptors, confines the sandbox to its budget before anything runs in
-// it, waits for it, and returns Claude's exit status.
-func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, stderr io.Writer) (int, error) {
+// it, waits for it, and returns Claude's exit status. With term, the
+// sandbox's terminal is the launcher's pty, which supervise relays and hands
+// back to the user's shell whenever the job stops.
+func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *terminal, stderr io.Writer) (int, error) {
 	// bwrap's --die-with-parent follows the thread that forks it: keep that
 	// thread for this goroutine until bwrap ends, so no other goroutine that
 	// locks a thread and exits (the warden's workers) can take it down.
@@ -189,28 +197,45 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, stderr
 	defer blockW.Close()
 	// Descriptor i+3: sandbox.ArgsFD, SeccompFD, StatusFD, ControlFD, blockFD.
 	files := []*os.File{argsFile, seccompFile, statusW, svc.child, blockR}
+	stdio := [3]*os.File{os.Stdin, os.Stdout, os.Stderr}
+	if term != nil {
+		stdio = term.stdio()
+	}
 	cmd := &exec.Cmd{
 		Path:       bwrap,
 		Args:       append([]string{"bwrap", "--args", fmt.Sprint(sandbox.ArgsFD), "--block-fd", fmt.Sprint(blockFD), "--"}, plan.Command...),
 		Env:        []string{}, // nothing for /proc/1/environ to show
-		Stdin:      os.Stdin,
-		Stdout:     os.Stdout,
-		Stderr:     os.Stderr,
+		Stdin:      stdio[0],
+		Stdout:     stdio[1],
+		Stderr:     stdio[2],
 		ExtraFiles: files,
 	}
-	// The terminal sends ^C and ^\ to Claude's process group, which the
-	// launcher is part of: catch them so the launcher outlives them. They are
+	j := &job{term: term, own: term != nil || hasControllingTerminal()}
+	if j.own {
+		// No process of the sandbox has the user's terminal as its
+		// controlling terminal: nothing inside can open it as /dev/tty.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
+	// The launcher catches ^C and ^\ so that it outlives them. They are
 	// caught, not ignored, because an ignored signal stays ignored across
 	// exec and Claude's children must still be interruptible. SIGTERM and
 	// SIGHUP sent to the launcher alone are passed on to bwrap.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+	j.sigs = make(chan os.Signal, 8)
+	signal.Notify(j.sigs, os.Interrupt, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
+	j.notify()
+	defer signal.Stop(j.sigs)
 	err = withUserCeiling(b.userCeiling, cmd.Start)
 	statusW.Close()
 	blockR.Close()
 	if err != nil {
 		return 0, fmt.Errorf("cannot start %s: %v", bwrap, err)
+	}
+	j.bwrap = cmd.Process
+	if term != nil {
+		term.started()
+		// Every way out passes here once bwrap has ended: the output it
+		// left, then the user's terminal modes.
+		defer term.finish()
 	}
 	status := newStatusReader(statusR)
 	if pid, ok := status.childPID(); ok {
@@ -226,7 +251,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, stderr
 		}
 	}
 	blockW.Close()
-	if err := svc.start(plan.Listen); err != nil {
+	if err := svc.start(plan.Listen, term != nil); err != nil {
 		// init waits for the launcher's answer before it runs Claude:
 		// without it, it ends the sandbox itself.
 		svc.close()
@@ -236,23 +261,48 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, stderr
 		}
 		return 0, fmt.Errorf("the proxies or the warden could not start, so Claude did not start: %v", err)
 	}
+	var reports <-chan []byte
+	if term != nil {
+		j.init = svc.conn
+		reports = readReports(svc.conn)
+		if err := term.takeKeys(); err != nil {
+			fmt.Fprintf(stderr, "claude-sandbox: %v; keys typed will not reach Claude\n", err)
+		}
+	}
 	final := make(chan map[string]any, 1)
 	go func() { final <- status.rest() }()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var forwarded syscall.Signal
+	var lost error
 	for {
 		select {
-		case sig := <-sigs:
+		case sig := <-j.sigs:
 			if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
 				forwarded = sig.(syscall.Signal)
 				_ = cmd.Process.Signal(sig)
+				continue
+			}
+			if passed := j.signal(sig.(syscall.Signal)); passed != 0 {
+				forwarded = passed
+			}
+		case msg, ok := <-reports:
+			if !j.report(msg, ok) && lost == nil {
+				// init is gone but bwrap is not: nothing would tell the
+				// launcher when Claude stops.
+				lost = errors.New("the sandbox's init ended before Claude did; the session was ended")
+				_ = cmd.Process.Kill()
+			}
+			if !ok {
+				reports = nil
 			}
 		case <-done:
 			st := <-final
 			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 			_, ran := st["exit-code"]
 			switch {
+			case lost != nil && forwarded == 0:
+				return 0, lost
 			case ws.Signaled():
 				return 128 + int(ws.Signal()), nil
 			case forwarded != 0 && !ran:

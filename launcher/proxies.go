@@ -83,9 +83,10 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 
 // start serves the proxies and the warden once bwrap runs. It receives
 // init's listening sockets in plan order (allowlist mode), then the
-// warden's listener, serves them, and only then lets init exec Claude. An
-// error means Claude must not start.
-func (s *services) start(listen []string) error {
+// warden's listener, serves them, and only then lets init run Claude (as
+// the job of the launcher's pty when terminal is set). An error means
+// Claude must not start.
+func (s *services) start(listen []string, terminal bool) error {
 	if s.authL != nil {
 		go s.auth.Serve(s.authL)
 	}
@@ -117,7 +118,11 @@ func (s *services) start(listen []string) error {
 	if err := s.startWarden(conn); err != nil {
 		return err
 	}
-	if _, err := conn.Write([]byte{'y'}); err != nil {
+	answer := byte(answerExec)
+	if terminal {
+		answer = answerTerminal
+	}
+	if _, err := conn.Write([]byte{answer}); err != nil {
 		return fmt.Errorf("cannot tell the sandbox the proxies run: %v", err)
 	}
 	return nil

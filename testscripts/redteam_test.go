@@ -17,7 +17,8 @@ import (
 // secret holds a unique SECRET- marker), if its output matches Shows, or if
 // Host, run on the host as soon as the case's result reaches the stand-in
 // API, prints ESCAPED. Host checks see $HOME_DIR and $WS, the session's
-// home and workspace. {{ID}} and {{PORT}} in either are this run's unique
+// home and workspace, and $TERMINAL, a file holding the device and inode
+// of the terminal the session runs on. {{ID}} and {{PORT}} in either are this run's unique
 // name part and loopback port; names looked up over DNS are logged to
 // /tmp/claude-sandbox-rt-{{ID}}.dns by the container's DNS stand-in.
 type redteamCase struct {
@@ -120,6 +121,13 @@ var redteamCases = []redteamCase{
 	{Name: "user-namespace", Category: "gain privileges", Command: "unshare -r grep CapEff /proc/self/status 2>&1", Shows: regexp.MustCompile(`CapEff:\s*0*[1-9a-f]`)},
 	{Name: "kernel-core-pattern", Category: "gain privileges", Command: "v=$(cat /proc/sys/kernel/core_pattern); printf '%s\\n' \"$v\" > /proc/sys/kernel/core_pattern 2>&1 && echo SYSCTL-WRITTEN; printf '%s\\n' \"$v\" | sudo -n tee /proc/sys/kernel/core_pattern >/dev/null 2>&1 && echo SYSCTL-WRITTEN", Shows: regexp.MustCompile(`(?m)^SYSCTL-WRITTEN$`)},
 	{Name: "mount", Category: "gain privileges", Command: "mount -t tmpfs none /mnt 2>&1 && echo MOUNTED; sudo -n mount -t tmpfs none /mnt 2>&1 && echo MOUNTED; unshare -rm sh -c 'mount -t tmpfs none /mnt && echo MOUNTED' 2>&1", Shows: regexp.MustCompile(`(?m)^MOUNTED$`)},
+	// The session runs on a terminal of its own (script's pty, as a user's
+	// would), whose device and inode the suite records in $TERMINAL: the case lists every
+	// terminal it can reach (every process's descriptors, /dev/console, which
+	// bwrap binds to the terminal it was given, and /dev/tty) and escaped if
+	// the session's is among them, since a process holding it could read what
+	// the user types there once Claude is stopped.
+	{Name: "user-terminal", Category: "read the terminal", Command: `for f in /dev/console /dev/tty /proc/[0-9]*/fd/*; do [ -c "$f" ] && stat -L -c %d:%i "$f"; done 2>/dev/null | sort -u > .rt-terminals; wc -l < .rt-terminals`, Host: `grep -qxFf "$TERMINAL" "$WS/.rt-terminals" 2>/dev/null && echo ESCAPED`},
 	// Creation only: the case never connects to vsock, which would reach the hypervisor.
 	{Name: "vsock", Category: "kernel surfaces", Command: `/usr/bin/python3 -c "import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM).close(); print('VSOCK-' + 'CREATED')" 2>&1`, Shows: regexp.MustCompile(`(?m)^VSOCK-CREATED$`)},
 	// Bounded: the run holds every session in a cgroup with pids.max 1000,

@@ -154,6 +154,12 @@ func TestScripts(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil && os.Getenv("CI") == "true" {
 		t.Fatalf("the red-team suite and the npm install test must run under CI=true, but npm is missing")
 	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the terminal scripts (live_terminal*) must run under CI=true, but tmux is missing")
+		}
+		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING THE TERMINAL SCRIPTS (live_terminal*): tmux is not installed\n\n")
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 ".",
 		RequireExplicitExec: true,
@@ -185,6 +191,7 @@ func TestScripts(t *testing.T) {
 			"feature-stage":  featureStage(repo),
 			"cgroup":         cgroupCmd(cgroups),
 			"throwaway-user": throwawayUser,
+			"term":           term,
 		},
 	})
 }

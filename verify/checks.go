@@ -22,6 +22,7 @@ var checks = []check{
 	{"secret-variables", secretVariables},
 	{"inherited-descriptors", inheritedDescriptors},
 	{"resource-limits", resourceLimits},
+	{"terminal-private", terminalPrivate},
 
 	// The syscall filter and the missing capabilities, probed.
 	{"unix-socket-refused", unixSocketRefused},

@@ -220,6 +220,9 @@ func openDescriptors() ([]descriptor, error) {
 type process struct {
 	pid, ppid int
 	comm      string
+	session   int      // the session's leader as this namespace numbers it: 0 when it leads from outside
+	tty       uint64   // the controlling terminal's device number (major, minor as stat encodes them); 0 for none
+	args      []string // the command line
 }
 
 func processes() ([]process, error) {
@@ -241,42 +244,63 @@ func processes() ([]process, error) {
 		if err != nil {
 			return nil, err
 		}
+		if cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil {
+			p.args = splitNul(cmd)
+		}
 		out = append(out, p)
 	}
 	return out, nil
 }
 
-// parseStat reads the command name and parent of /proc/PID/stat, whose
-// name field may itself hold spaces and parentheses.
+// parseStat reads the command name, parent, session and controlling
+// terminal of /proc/PID/stat, whose name field may itself hold spaces and
+// parentheses.
 func parseStat(pid int, stat string) (process, error) {
 	open, end := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
 	if open < 0 || end < open {
 		return process{}, fmt.Errorf("/proc/%d/stat does not parse", pid)
 	}
 	rest := strings.Fields(stat[end+1:])
-	if len(rest) < 2 {
+	if len(rest) < 5 {
 		return process{}, fmt.Errorf("/proc/%d/stat does not parse", pid)
 	}
-	ppid, err := strconv.Atoi(rest[1])
-	if err != nil {
+	ppid, err1 := strconv.Atoi(rest[1])
+	session, err2 := strconv.Atoi(rest[3])
+	tty, err3 := strconv.ParseInt(rest[4], 10, 64)
+	if err := firstError(err1, err2, err3); err != nil {
 		return process{}, fmt.Errorf("/proc/%d/stat does not parse", pid)
 	}
-	return process{pid: pid, ppid: ppid, comm: stat[open+1 : end]}, nil
+	return process{pid: pid, ppid: ppid, comm: stat[open+1 : end], session: session, tty: uint64(uint32(tty))}, nil
 }
 
-// firstProcess is the process bwrap's pid 1 started: Claude itself (or,
-// in the tests, what the stand-in binary ran).
+// firstProcess is Claude (or, in the tests, what the stand-in binary ran):
+// the process bwrap's pid 1 started, or, in a session with a terminal,
+// where that is the launcher's init running Claude as the job of the
+// launcher's pty, init's child.
 func firstProcess(procs []process) (int, error) {
-	first := 0
-	for _, p := range procs {
-		if p.ppid == 1 && (first == 0 || p.pid < first) {
-			first = p.pid
-		}
-	}
+	first := childOf(procs, 1)
 	if first == 0 {
 		return 0, errors.New("pid 1 has no child: this is not a sandbox bwrap started")
 	}
+	for _, p := range procs {
+		if p.pid == first && len(p.args) > 1 && p.args[0] == sandbox.InitPath && p.args[1] == "init" {
+			if job := childOf(procs, first); job != 0 {
+				return job, nil
+			}
+		}
+	}
 	return first, nil
+}
+
+// childOf is the oldest child of pid (the lowest pid), or 0.
+func childOf(procs []process, pid int) int {
+	child := 0
+	for _, p := range procs {
+		if p.ppid == pid && (child == 0 || p.pid < child) {
+			child = p.pid
+		}
+	}
+	return child
 }
 
 func readEnviron(pid int) ([]string, error) {

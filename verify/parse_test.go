@@ -68,8 +68,8 @@ func TestParseStatus(t *testing.T) {
 }
 
 func TestParseStat(t *testing.T) {
-	p, err := parseStat(7, "7 (my (odd) name) S 1 7 7 0 -1")
-	if err != nil || p != (process{pid: 7, ppid: 1, comm: "my (odd) name"}) {
+	p, err := parseStat(7, "7 (my (odd) name) S 1 7 5 34816 -1")
+	if err != nil || p.pid != 7 || p.ppid != 1 || p.comm != "my (odd) name" || p.session != 5 || p.tty != 34816 {
 		t.Errorf("parseStat = %+v, %v", p, err)
 	}
 	if _, err := parseStat(7, "7 no parens"); err == nil {
@@ -78,12 +78,17 @@ func TestParseStat(t *testing.T) {
 }
 
 func TestFirstProcess(t *testing.T) {
-	procs := []process{{1, 0, "bwrap"}, {9, 2, "sh"}, {3, 1, "claude"}, {2, 1, "claude"}}
+	procs := []process{{pid: 1, comm: "bwrap"}, {pid: 9, ppid: 2, comm: "sh"}, {pid: 3, ppid: 1, comm: "claude"}, {pid: 2, ppid: 1, comm: "claude"}}
 	if got, err := firstProcess(procs); err != nil || got != 2 {
 		t.Errorf("firstProcess = %d, %v; want 2", got, err)
 	}
 	if _, err := firstProcess(procs[:1]); err == nil {
 		t.Error("no child of pid 1 was not an error")
+	}
+	// With a terminal, init runs Claude as its child.
+	job := []process{{pid: 1, comm: "bwrap"}, {pid: 2, ppid: 1, comm: "claude-sandbox", args: []string{sandbox.InitPath, "init", "--", "claude"}}, {pid: 4, ppid: 3}, {pid: 3, ppid: 2, comm: "claude"}}
+	if got, err := firstProcess(job); err != nil || got != 3 {
+		t.Errorf("firstProcess = %d, %v; want init's child 3", got, err)
 	}
 }
 
