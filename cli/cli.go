@@ -144,7 +144,7 @@ func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "claude-sandbox: %s, which ~/.claude/settings.json names as a command, is missing; a launch creates it empty and read-only\n", f)
 	}
 	fmt.Fprintln(stdout, pr.Bwrap)
-	for _, a := range append(append(pr.Plan.Redacted, "--"), pr.Plan.Command...) {
+	for _, a := range append(append(pr.Plan.RedactedArgs(), "--"), pr.Plan.Command...) {
 		fmt.Fprintln(stdout, a)
 	}
 	return 0

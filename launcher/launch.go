@@ -166,7 +166,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, stderr
 	// locks a thread and exits (the warden's workers) can take it down.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	argsFile, err := memfd("claude-sandbox-args", []byte(strings.Join(plan.Args, "\x00")+"\x00"))
+	argsFile, err := memfd("claude-sandbox-args", []byte(strings.Join(plan.BwrapArgs(), "\x00")+"\x00"))
 	if err != nil {
 		return 0, err
 	}

@@ -183,11 +183,11 @@ func ClaudeCommandFiles(home string) ([]string, error) {
 	return out, nil
 }
 
-// heldInHome reports whether p is already bound read-only (ClaudeReadOnly)
+// heldInHome reports whether p is already bound read-only (claudeReadOnly)
 // or hidden (the IDE's lock files) by the policy itself.
 func heldInHome(home, p string) bool {
-	for _, rel := range append([]string{".claude/ide"}, ClaudeReadOnly...) {
-		if within(filepath.Join(home, rel), p) {
+	for _, h := range append([]homePath{{rel: ".claude/ide"}}, claudeReadOnly...) {
+		if within(filepath.Join(home, h.rel), p) {
 			return true
 		}
 	}

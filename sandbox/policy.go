@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/claude-sandbox/claude-sandbox/egress"
 )
 
 // Fixed paths of the product.
@@ -47,9 +45,38 @@ var defaultProtect = []protectedPath{
 	{".mcp.json", "a Claude Code started outside the sandbox starts its MCP servers"},
 }
 
-// MaskedDirs are hidden behind an empty tmpfs when they exist: other users'
-// homes, other projects, runtime sockets and secrets, shared temp files.
-var MaskedDirs = []string{"/home", "/root", "/run", "/tmp", "/var/tmp", "/var/run", "/workspaces", "/mnt", "/media"}
+// masks are hidden behind an empty tmpfs when they exist, and why.
+var masks = []struct{ dir, what string }{
+	{"/home", "other users' homes"},
+	{"/root", "root's home"},
+	{"/run", "runtime sockets (Docker, dbus, ssh-agent), pid files and secrets (/run/secrets)"},
+	{"/tmp", "shared temporary files and sockets (X11, VS Code's IPC)"},
+	{"/var/tmp", "shared temporary files"},
+	{"/var/run", "runtime sockets and secrets, where /var/run is not a link to /run"},
+	{"/workspaces", "other projects"},
+	{"/mnt", "mounted volumes"},
+	{"/media", "mounted volumes"},
+}
+
+// MaskedDirs are the directories of masks: other users' homes, other
+// projects, runtime sockets and secrets, shared temp files.
+var MaskedDirs = func() []string {
+	var out []string
+	for _, m := range masks {
+		out = append(out, m.dir)
+	}
+	return out
+}()
+
+// maskWhy says what the mask over dir hides.
+func maskWhy(dir string) string {
+	for _, m := range masks {
+		if m.dir == dir {
+			return "hidden behind an empty tmpfs: " + m.what
+		}
+	}
+	return "hidden behind an empty tmpfs"
+}
 
 // systemDirs may never be a workspace or allow-write path, nor contain one.
 var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr", "/var/lib", "/var/run"}
@@ -58,13 +85,27 @@ var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/l
 // system, so they can never be the workspace themselves.
 var notWorkspaces = []string{"/", "/var", "/home", "/root", "/tmp", "/var/tmp", "/workspaces", "/mnt", "/media", "/opt", "/srv"}
 
-// ClaudeReadOnly are the parts of ~/.claude a session could use to plant
-// code for later sessions or other containers: user settings (hooks live
-// there), hook scripts, plugins (which carry hooks and MCP servers), and
-// an older installer's ~/.claude/local, whose `claude` a shell alias and
-// other tools run outside. The launcher creates them if missing so they
-// can be bound.
-var ClaudeReadOnly = []string{".claude/settings.json", ".claude/hooks", ".claude/plugins", ".claude/local"}
+// claudeReadOnly are the parts of ~/.claude a session could use to plant
+// code for later sessions or other containers. The launcher creates them
+// if missing so they can be bound.
+var claudeReadOnly = []homePath{
+	{".claude/settings.json", "the user's settings, where hooks live: a session could plant hooks that later sessions and other containers run"},
+	{".claude/hooks", "hook scripts, which later sessions and other containers run"},
+	{".claude/plugins", "plugins carry hooks and MCP servers, which later sessions and other containers run"},
+	{".claude/local", "an older installer's Claude Code, whose claude a shell alias and other tools run outside the sandbox"},
+}
+
+// A homePath is a path relative to the home, and why the policy holds it.
+type homePath struct{ rel, why string }
+
+// ClaudeReadOnly are the paths of claudeReadOnly.
+var ClaudeReadOnly = func() []string {
+	var out []string
+	for _, p := range claudeReadOnly {
+		out = append(out, p.rel)
+	}
+	return out
+}()
 
 // Launch holds the facts of one launch. Paths are absolute with symlinks
 // resolved.
@@ -92,39 +133,6 @@ type Launch struct {
 	// GitWalk, when set, keeps the walk for git repositories between plans
 	// of one launch; nil walks at every plan.
 	GitWalk *GitWalk
-}
-
-// Plan is everything needed to start the sandbox.
-type Plan struct {
-	Workspace string
-	Args      []string // bwrap options, written to the --args fd (they carry the environment)
-	Redacted  []string // Args with values copied from the caller shown as <passed>
-	Command   []string // what bwrap runs, after "--" on its command line: init, then Claude
-	Claude    []string // the command init execs
-	Caches    []string // the sandbox-cache directories outside, which the launcher creates if missing
-	// CommandFiles are the files under ~/.claude that the user's settings
-	// name as commands and that are missing: the launcher creates them
-	// empty so they can be bound read-only.
-	CommandFiles []string
-	// Listen are the loopback addresses init opens inside the sandbox's
-	// network namespace and hands to the launcher: the egress proxy, then
-	// the credential proxy. Empty in open mode.
-	Listen []string
-	Egress *egress.Policy // what the egress proxy lets through; nil in open mode
-	// NameRules are names the sandbox may not create or write in a
-	// directory, because a program outside would obey a file of that name
-	// there (ADR 0014); PathRules are the protected paths missing at launch.
-	NameRules []NameRule
-	PathRules []PathRule
-	// InNamedDirs are names refused, with everything below them, in every
-	// directory of a given name the outside sees, whenever it appeared (a
-	// repository or a .claude directory made outside during the session
-	// too).
-	InNamedDirs []NamedDir
-	// OutsideNames are never created where the outside can see them, and
-	// Private are the sandbox's own file systems, where they may be.
-	OutsideNames []OutsideName
-	Private      []string
 }
 
 // A NamedDir is a directory name and the names refused, with everything
@@ -207,46 +215,42 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	if err := CheckCredentialMode(c, l.Environ); err != nil {
 		return nil, err
 	}
-	b := &argv{}
-	b.add("--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
-	b.add("--die-with-parent", "--cap-drop", "ALL", "--clearenv")
-	b.add("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
-	// Kernel settings are checked against the file's owner, not capabilities:
-	// a root session (uid 0, no capabilities) could otherwise set
-	// kernel.core_pattern to a program the host runs as root. bwrap covers
-	// sysrq-trigger, irq and bus, but not sys.
-	b.add("--ro-bind", "/proc/sys", "/proc/sys")
+	plan := &Plan{Workspace: ws, Namespaces: namespaces(c)}
+	plan.add(OpRoBind, "/", "/", RuleRoot, "the host's file system, read-only: its programs and libraries, nothing of them writable")
+	plan.add(OpDev, "", "/dev", RuleDev, "a new /dev: the harmless devices, a private /dev/shm, its own devpts; no disk or other hardware")
+	plan.add(OpProc, "", "/proc", RuleProc, "a new /proc of the sandbox's own processes: no other process's command line or environment")
+	plan.add(OpRoBind, "/proc/sys", "/proc/sys", RuleProcSys, "kernel settings are checked against the file's owner, not capabilities: a root session could otherwise set kernel.core_pattern to a program the host runs as root")
 	private := []string{"/run"}
-	b.add("--tmpfs", "/run") // always: the inside marker lives there
+	plan.add(OpTmpfs, "", "/run", RuleMask, maskWhy("/run")+"; always, since the inside marker lives there")
 	for _, d := range l.Masks {
 		if d != "/run" {
-			b.add("--tmpfs", d)
+			plan.add(OpTmpfs, "", d, RuleMask, maskWhy(d))
 			private = append(private, d)
 		}
 	}
 	for _, f := range l.Keep {
-		b.add("--ro-bind", f, f)
+		plan.add(OpRoBind, f, f, RuleKeep, "a file under a mask that the system needs, bound back read-only (resolv.conf links into /run with systemd-resolved)")
 	}
-	b.add("--dir", filepath.Dir(InsideMarker), "--dir", InsideMarker)
-	b.add("--ro-bind", l.Launcher, InitPath)
+	plan.add(OpDir, "", filepath.Dir(InsideMarker), RuleInsideMarker, "the sandbox's own directory on its private /run")
+	plan.add(OpDir, "", InsideMarker, RuleInsideMarker, "the marker only a sandbox has: a nested claude runs the real binary, the prompt gate lets prompts through (ADR 0003)")
+	plan.add(OpRoBind, l.Launcher, InitPath, RuleInit, "the launcher's own binary, which runs first as init: it opens the proxies' sockets, starts the warden and runs Claude (ADR 0011, 0012)")
 
 	home := l.Home
-	b.add("--tmpfs", home)
+	plan.add(OpTmpfs, "", home, RuleHome, "an empty home: nothing of the real one (keys, tokens, rc files, history) but what is bound back below")
 	private = append(private, home)
-	b.add("--ro-bind", l.RealBinary, filepath.Join(home, ".local/bin/claude"))
-	b.add("--bind", filepath.Join(home, ".claude"), filepath.Join(home, ".claude"))
-	b.add("--bind", filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude.json"))
+	plan.add(OpRoBind, l.RealBinary, filepath.Join(home, ".local/bin/claude"), RuleRealBinary, "the real Claude Code, read-only where its self-check expects it")
+	plan.add(OpBind, filepath.Join(home, ".claude"), filepath.Join(home, ".claude"), RuleClaudeState, "Claude Code's sessions, history and state, kept between sessions")
+	plan.add(OpBind, filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude.json"), RuleClaudeState, "Claude Code's state and the user's project settings, kept between sessions")
 	commands, err := ClaudeCommandFiles(home)
 	if err != nil {
 		return nil, err
 	}
-	readOnlyHome := append([]string{}, ClaudeReadOnly...)
-	var commandFiles []string
+	readOnlyHome := append([]homePath{}, claudeReadOnly...)
 	for _, p := range commands {
 		rel, _ := filepath.Rel(home, p)
-		readOnlyHome = append(readOnlyHome, rel)
+		readOnlyHome = append(readOnlyHome, homePath{rel, "~/.claude/settings.json names it in a command, which a Claude Code outside the sandbox runs too"})
 		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			commandFiles = append(commandFiles, p)
+			plan.CommandFiles = append(plan.CommandFiles, p)
 		}
 	}
 	for _, p := range readOnlyHome {
@@ -255,17 +259,15 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 		// replaced by a file of the session's. So would a link on the way
 		// below ~/.claude.
 		claudeDir := filepath.Join(home, ".claude")
-		for dir := filepath.Join(home, p); dir != claudeDir && within(claudeDir, dir); dir = filepath.Dir(dir) {
+		for dir := filepath.Join(home, p.rel); dir != claudeDir && within(claudeDir, dir); dir = filepath.Dir(dir) {
 			if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 				rel, _ := filepath.Rel(home, dir)
 				return nil, fmt.Errorf("~/%s is a symbolic link; the sandbox keeps it read-only, which it cannot do through a link (the session could replace the link); replace the link with a copy of its target: t=$(readlink -f %s) && rm %s && cp -r \"$t\" %s", rel, dir, dir, dir)
 			}
 		}
-		b.add("--ro-bind", filepath.Join(home, p), filepath.Join(home, p))
+		plan.add(OpRoBind, filepath.Join(home, p.rel), filepath.Join(home, p.rel), RuleClaudeReadOnly, p.why)
 	}
-	// The IDE extension's lock files hold the port and token of a websocket
-	// whose tools run outside the sandbox.
-	b.add("--tmpfs", filepath.Join(home, ".claude/ide"))
+	plan.add(OpTmpfs, "", filepath.Join(home, ".claude/ide"), RuleIDELocks, "the IDE extension's lock files hold the port and token of a websocket whose tools run outside the sandbox")
 	noForge := c.NoForge || s.NoForge
 	for _, sh := range c.ShareHome {
 		rel := strings.TrimSuffix(sh.Value, "/")
@@ -273,7 +275,7 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 			continue
 		}
 		p := filepath.Join(home, rel)
-		b.add("--ro-bind-try", p, p)
+		plan.add(OpRoBindTry, p, p, RuleShareHome, fmt.Sprintf("share-home = %s in %s:%d: read-only, when it exists", sh.Value, c.Source, sh.Line))
 	}
 
 	protect := append([]protectedPath{}, defaultProtect...)
@@ -293,11 +295,11 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	// Sandbox caches: home paths kept between sessions in a directory only
 	// the sandbox uses (ADR 0013).
 	roots := []string{ws} // where the sandbox can write
-	var caches []string
 	for _, sc := range c.SandboxCache {
 		dir := CacheDir(home, ws, sc.Value)
-		b.add("--bind", dir, filepath.Join(home, strings.TrimSuffix(sc.Value, "/")))
-		caches = append(caches, dir)
+		plan.add(OpBind, dir, filepath.Join(home, strings.TrimSuffix(sc.Value, "/")), RuleSandboxCache,
+			fmt.Sprintf("sandbox-cache = %s in %s:%d: the workspace's own directory, kept between its sessions, seen only inside (ADR 0013)", sc.Value, c.Source, sc.Line))
+		plan.Caches = append(plan.Caches, dir)
 	}
 	w := &writeCheck{ws: ws, home: home, passwdHomes: l.Homes, protect: protect, caches: c.SandboxCache,
 		product: map[string]string{c.Source: "the conf", l.RealBinary: "the real Claude Code binary"}}
@@ -311,18 +313,19 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 		key        string
 		lines      []Line
 		executable bool
-	}{{"allow-write", c.AllowWrite, false}, {"allow-write-executable", c.AllowWriteExecutable, true}} {
+		why        string
+	}{{"allow-write", c.AllowWrite, false, ""}, {"allow-write-executable", c.AllowWriteExecutable, true, ": the admin accepts that what is written there runs outside the sandbox (ADR 0013)"}} {
 		for _, aw := range k.lines {
 			p, err := w.check(aw.Value, k.executable)
 			if err != nil {
 				return nil, &ConfError{File: c.Source, Line: aw.Line, Msg: fmt.Sprintf("%s = %s %v", k.key, aw.Value, err)}
 			}
-			b.add("--bind", p, p)
+			plan.add(OpBind, p, p, RuleAllowWrite, fmt.Sprintf("%s = %s in %s:%d%s", k.key, aw.Value, c.Source, aw.Line, k.why))
 			roots = append(roots, p)
 		}
 	}
 
-	b.add("--bind", ws, ws)
+	plan.add(OpBind, ws, ws, RuleWorkspace, workspaceWhy(c, l, ws))
 	git, err := protectGit(ws, roots, home, l.Environ, l.GitWalk)
 	if err != nil {
 		return nil, err
@@ -331,14 +334,13 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Workspace: ws, Caches: caches, CommandFiles: commandFiles,
-		NameRules: nameRules(mounts, append(missing, git.names...)), PathRules: pathRules(mounts, missing)}
+	plan.NameRules, plan.PathRules = nameRules(mounts, append(missing, git.names...)), pathRules(mounts, missing)
 	for _, m := range mounts {
 		switch m.kind {
 		case pin:
-			b.add("--bind", m.path, m.path)
+			plan.add(OpBind, m.path, m.path, RulePin, m.why)
 		case readOnly:
-			b.add("--ro-bind", m.path, m.path)
+			plan.add(OpRoBind, m.path, m.path, RuleProtected, m.why)
 		}
 	}
 
@@ -349,11 +351,12 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 		if fi, err := os.Stat(l.InsideSettings); err != nil || !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s, which covers %s inside the sandbox, is missing; run `sudo claude-sandbox install`", l.InsideSettings, l.OutsideSettings)
 		}
-		b.add("--ro-bind", l.InsideSettings, l.OutsideSettings)
+		plan.add(OpRoBind, l.InsideSettings, l.OutsideSettings, RuleInsideSettings,
+			"the managed lock-down for a Claude Code started outside the sandbox, covered by settings that set nothing: sessions inside keep the user's hooks and MCP servers (ADR 0017)")
 	}
-	b.add("--chdir", l.Cwd, "--seccomp", fmt.Sprint(SeccompFD), "--json-status-fd", fmt.Sprint(StatusFD))
+	plan.Chdir, plan.SeccompFD, plan.StatusFD = l.Cwd, SeccompFD, StatusFD
 	env := envFromCaller(c, noForge, l.Environ)
-	if plan.Listen, err = network(b, c, l, env); err != nil {
+	if plan.Listen, err = network(plan, c, l, env); err != nil {
 		return nil, err
 	}
 	if plan.Listen != nil {
@@ -367,7 +370,7 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		b.setenvShown(n, env[n].value, env[n].shown)
+		plan.Env = append(plan.Env, env[n])
 	}
 	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	for _, d := range c.AppendPath {
@@ -377,20 +380,60 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 	if venv, ok := lookup(l.Environ, "VIRTUAL_ENV"); ok && filepath.IsAbs(venv) && !strings.Contains(venv, ":") {
 		path += ":" + filepath.Join(venv, "bin")
 	}
-	b.setenv("HOME", home)
-	b.setenv("USER", l.User)
-	b.setenv("LOGNAME", l.User)
-	b.setenv("SHELL", l.Shell)
-	b.setenv("PATH", path)
-	b.setenv("IS_SANDBOX", "1")
-	b.setenv("DISABLE_AUTOUPDATER", "1")
+	for _, v := range []struct{ name, value, why string }{
+		{"HOME", home, whyPasswd},
+		{"USER", l.User, whyPasswd},
+		{"LOGNAME", l.User, whyPasswd},
+		{"SHELL", l.Shell, whyPasswd},
+		{"PATH", path, "the system's directories, then append-path, then ~/.local/bin, then $VIRTUAL_ENV/bin: appended, never prepended"},
+		{"IS_SANDBOX", "1", "Claude Code accepts --dangerously-skip-permissions from root only with it"},
+		{"DISABLE_AUTOUPDATER", "1", "the real binary is read-only inside and updated by the install, not by a session"},
+	} {
+		plan.Env = append(plan.Env, launcherVar(v.name, v.value, v.why))
+	}
 
-	plan.Args, plan.Redacted = b.args, b.redacted
 	plan.OutsideNames, plan.Private = outsideNames, private
 	plan.InNamedDirs = namedDirs()
 	plan.Claude = append([]string{filepath.Join(home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
 	plan.Command = InitCommand(plan.Listen, private, plan.Claude)
 	return plan, nil
+}
+
+const whyPasswd = "from the passwd database, never from the caller"
+
+func (p *Plan) add(op Op, src, dest string, rule Rule, why string) {
+	p.Mounts = append(p.Mounts, Mount{Op: op, Source: src, Dest: dest, Rule: rule, Why: why})
+}
+
+// namespaces are the sandbox's own: all but the network's always, the
+// network's in allowlist mode.
+func namespaces(c *Conf) []Namespace {
+	ns := []Namespace{
+		{UnshareUser, "capabilities only over the sandbox's own namespaces, none over the host's"},
+		{UnshareIPC, "the host's System V IPC and POSIX message queues are out of reach"},
+		{UnsharePID, "the host's processes can be neither seen nor signalled"},
+		{UnshareUTS, "the host name the sandbox changes is its own"},
+		{UnshareCgroupTry, "the host's cgroup tree is not shown, where the kernel has cgroup namespaces"},
+	}
+	if c.NetworkMode() == NetworkAllowlist {
+		ns = append(ns, Namespace{UnshareNet, "network = allowlist: loopback only, and the launcher's egress proxy the one way out"})
+	}
+	return ns
+}
+
+// workspaceWhy says how the workspace was chosen.
+func workspaceWhy(c *Conf, l Launch, ws string) string {
+	switch {
+	case c.WorkspaceRoot != "":
+		return fmt.Sprintf("the workspace, writable: workspace-root in %s:%d", c.Source, c.workspaceLine)
+	case ws != l.Cwd:
+		return "the workspace, writable: the top of the git repository the working directory is in"
+	}
+	return "the workspace, writable: the working directory"
+}
+
+func launcherVar(name, value, why string) EnvVar {
+	return EnvVar{Name: name, Value: value, Shown: value, Source: FromLauncher, Why: why}
 }
 
 // ClaudeArgs drops --chrome; the launcher always adds --no-chrome.
@@ -409,23 +452,32 @@ func ClaudeArgs(args []string) []string {
 }
 
 // envFromCaller is the allow-listed part of the caller's environment.
-func envFromCaller(c *Conf, noForge bool, environ []string) map[string]envValue {
-	extra := map[string]bool{}
+func envFromCaller(c *Conf, noForge bool, environ []string) map[string]EnvVar {
+	extra := map[string]Line{}
 	for _, p := range c.PassEnv {
-		extra[p.Value] = true
+		extra[p.Value] = p
 	}
 	if noForge {
 		for _, t := range ForgeTokens {
 			delete(extra, t)
 		}
 	}
-	env := map[string]envValue{}
+	env := map[string]EnvVar{}
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || neverPassed(name) != "" || !(passedByDefault(name) || extra[name]) {
+		if !ok || neverPassed(name) != "" {
 			continue
 		}
-		env[name] = envValue{value, "<passed>"}
+		v := EnvVar{Name: name, Value: value, Shown: ShownPassed, Source: FromCaller, Why: "the caller's: the allow list passes it"}
+		line, named := extra[name]
+		switch {
+		case passedByDefault(name):
+		case named:
+			v.Source, v.Why = FromPassEnv, fmt.Sprintf("the caller's: pass-env = %s in %s:%d", name, c.Source, line.Line)
+		default:
+			continue
+		}
+		env[name] = v
 	}
 	return env
 }
@@ -497,6 +549,7 @@ const (
 type mount struct {
 	path string
 	kind mountKind
+	why  string
 }
 
 // missingName is a name the sandbox may not create, or write, in dir; for
@@ -512,7 +565,7 @@ type missingName struct{ dir, name, why, path string }
 // outside the roots (the workspace and the allow-write paths) are left
 // alone: the sandbox cannot write there.
 func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
-	kinds := map[string]mountKind{}
+	kinds := map[string]mount{}
 	var missing []missingName
 	queue := append([]hold{}, holds...)
 	for i := 0; i < len(queue); i++ {
@@ -562,17 +615,17 @@ func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
 				}
 			case last && h.pin:
 				if _, ok := kinds[cur]; !ok && fi.IsDir() {
-					kinds[cur] = pin
+					kinds[cur] = mount{cur, pin, whyPinGitDir}
 				}
 			case last || !fi.IsDir():
-				kinds[cur] = readOnly
+				kinds[cur] = mount{cur, readOnly, whyOr(h.why)}
 				// The name is refused too: a program outside that replaces
 				// the file (an editor's save, git's rename of config.lock)
 				// dissolves the sandbox's mount on it.
 				missing = append(missing, missingName{parent, part, whyOr(h.why), ""})
 			default:
 				if _, ok := kinds[cur]; !ok {
-					kinds[cur] = pin
+					kinds[cur] = mount{cur, pin, whyPin}
 				}
 				continue
 			}
@@ -588,7 +641,7 @@ func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
 	for _, p := range paths {
 		// Anything below a read-only path is already held.
 		if !heldBy(out, p) {
-			out = append(out, mount{p, kinds[p]})
+			out = append(out, kinds[p])
 		}
 	}
 	// Parents before children, so later mounts land on top.
@@ -621,6 +674,10 @@ func whyOr(why string) string {
 	}
 	return "a protected path: a program outside the sandbox runs or obeys it"
 }
+
+const whyPinGitDir = "a git directory git outside enters, bound onto itself: a mount point cannot be renamed, so it cannot be moved aside and replaced"
+
+const whyPin = "a directory on the way to a protected path, bound onto itself: a mount point cannot be renamed, so the protection cannot be moved aside"
 
 // maxLinkHolds bounds the holds that links add, so links in a circle end.
 const maxLinkHolds = 64
@@ -657,25 +714,6 @@ func resolvePrefix(p string) string {
 		}
 		rest = filepath.Join(filepath.Base(d), rest)
 	}
-}
-
-type argv struct{ args, redacted []string }
-
-func (b *argv) add(a ...string) {
-	b.args = append(b.args, a...)
-	b.redacted = append(b.redacted, a...)
-}
-
-func (b *argv) setenv(name, value string) { b.setenvShown(name, value, "") }
-
-// setenvShown sets a variable that the redacted argv shows as shown, or as
-// it is when shown is "".
-func (b *argv) setenvShown(name, value, shown string) {
-	b.args = append(b.args, "--setenv", name, value)
-	if shown == "" {
-		shown = value
-	}
-	b.redacted = append(b.redacted, "--setenv", name, shown)
 }
 
 // within reports whether p is dir or below it.

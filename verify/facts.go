@@ -121,7 +121,7 @@ func (f *facts) recomputeLaunch() (*launchView, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := parsePolicy(plan.Args)
+	pol, err := parsePolicy(plan.BwrapArgs())
 	if err != nil {
 		return nil, err
 	}

@@ -402,7 +402,7 @@ func policyEnv(t *testing.T, c *sandbox.Conf, l sandbox.Launch) map[string]strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := parsePolicy(plan.Args)
+	pol, err := parsePolicy(plan.BwrapArgs())
 	if err != nil {
 		t.Fatal(err)
 	}

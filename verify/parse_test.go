@@ -168,7 +168,7 @@ func testPlan(t *testing.T, conf string) *sandbox.Plan {
 // sandbox.Build cannot slip past planned-mounts and writable-mounts.
 func TestParsePolicyKnowsEveryOption(t *testing.T) {
 	plan := testPlan(t, "share-home = .gitconfig\npass-env = MY_VAR\n")
-	pol, err := parsePolicy(plan.Args)
+	pol, err := parsePolicy(plan.BwrapArgs())
 	if err != nil {
 		t.Fatal(err)
 	}
