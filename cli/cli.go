@@ -131,7 +131,7 @@ func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) in
 	}
 	pr, err := launcher.Prepare(p, args, environ)
 	if err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox: %v\n", err)
+		launcher.PrintRefusal(stderr, err)
 		return launcher.ExitRefused
 	}
 	for _, r := range pr.Plan.NameRules {

@@ -109,9 +109,9 @@ const (
 // git configuration (read outside the sandbox's view) applies to every
 // repository; environ may name more configuration files (only more
 // protection follows from it).
-func protectGit(ws string, roots []string, home string, environ []string, walk *GitWalk) (*gitHolds, error) {
+func protectGit(ws string, roots []string, home string, environ []string) (*gitHolds, error) {
 	s := &gitScan{ws: ws, roots: roots, home: home, dirs: map[string]*gitDir{}}
-	found, err := walk.find(roots)
+	found, err := findGitEntries(roots)
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,7 @@ func gitFixture(t *testing.T) (ws, home string) {
 
 func TestProtectGit(t *testing.T) {
 	ws, home := gitFixture(t)
-	git, err := protectGit(ws, []string{ws}, home, nil, nil)
+	git, err := protectGit(ws, []string{ws}, home, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestProtectGit(t *testing.T) {
 // short.
 func listing(t *testing.T, dir, ws string, roots []string, home string, environ []string) ([]string, error) {
 	t.Helper()
-	git, err := protectGit(ws, roots, home, environ, nil)
+	git, err := protectGit(ws, roots, home, environ)
 	if err != nil {
 		return nil, err
 	}

@@ -5,38 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 
 	"golang.org/x/sys/unix"
 )
-
-// GitWalk keeps what one walk of the writable roots found, so that a launch
-// that plans more than once (before and after taking the workspace lock,
-// and again with the proxies' addresses) walks the workspace once. A
-// second plan may see a stale stub the lock removed in between as a .git;
-// that only holds more.
-type GitWalk struct {
-	roots   []string
-	entries []gitEntry
-}
-
-// find returns the .git entries under roots, walking only if w holds no
-// walk of the same roots. A nil w always walks.
-func (w *GitWalk) find(roots []string) ([]gitEntry, error) {
-	if w != nil && w.entries != nil && slices.Equal(w.roots, roots) {
-		return w.entries, nil
-	}
-	entries, err := findGitEntries(roots)
-	if err != nil {
-		return nil, err
-	}
-	if w != nil {
-		w.roots, w.entries = slices.Clone(roots), append([]gitEntry{}, entries...)
-	}
-	return entries, nil
-}
 
 // gitEntry is a name ".git" found in a tree: a git directory, a "gitdir:"
 // file, or a link to either.

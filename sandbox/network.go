@@ -94,21 +94,17 @@ func EgressPolicy(c *Conf, environ []string, authProxied bool) (*egress.Policy, 
 	return p, nil
 }
 
-// network adds the cover of the login and the proxy environment to the
-// plan, and returns what init must open inside. env holds the variables
-// passed from the caller by name; the entries set here replace theirs.
-func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar) (listen []string, err error) {
-	home := l.Home
+// network adds the cover of the login (when the credentials file exists)
+// and the proxy environment to the plan, and returns what init must open
+// inside. env holds the variables passed from the caller by name; the
+// entries set here replace theirs.
+func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar, credentials bool) (listen []string) {
 	if l.AuthToken != "" {
 		for _, v := range credentialVars {
 			delete(env, v)
 		}
-		cred := filepath.Join(home, CredentialsFile)
-		if isLink(cred) {
-			return nil, fmt.Errorf("%s is a symbolic link; the sandbox hides the login, which it cannot do through a link; replace the link with a copy of its target", cred)
-		}
-		if exists(cred) {
-			plan.add(OpRoBind, "/dev/null", cred, RuleCredentialsFile, "Claude Code's login: with credentials = proxy it stays outside, where the launcher's credential proxy adds it to Claude's requests")
+		if credentials {
+			plan.add(OpRoBind, "/dev/null", filepath.Join(l.Home, CredentialsFile), RuleCredentialsFile, "Claude Code's login: with credentials = proxy it stays outside, where the launcher's credential proxy adds it to Claude's requests")
 		}
 		addr := l.AuthAddr
 		if c.NetworkMode() == NetworkAllowlist {
@@ -134,7 +130,7 @@ func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar) (listen []str
 				}
 			}
 		}
-		return nil, nil
+		return nil
 	}
 	proxy := "http://" + EgressProxyAddr
 	for _, n := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
@@ -152,7 +148,7 @@ func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar) (listen []str
 	if l.AuthToken != "" {
 		listen = append(listen, AuthProxyAddr)
 	}
-	return listen, nil
+	return listen
 }
 
 func isLink(p string) bool {
