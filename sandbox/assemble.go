@@ -162,9 +162,32 @@ func (p *Plan) writable(c *Conf, r *Resolved) {
 	p.NameRules, p.PathRules = r.nameRules, r.pathRules
 }
 
-// launcherEnv are the variables the launcher sets whatever the caller's
-// environment holds, last.
+// launcherVars are the variables the launcher sets whatever the caller's
+// environment holds, last; no conf line can pass them (neverPassed).
+var launcherVars = []struct {
+	name, why string
+	value     func(c *Conf, l Launch) string
+}{
+	{"HOME", whyPasswd, func(_ *Conf, l Launch) string { return l.Home }},
+	{"USER", whyPasswd, func(_ *Conf, l Launch) string { return l.User }},
+	{"LOGNAME", whyPasswd, func(_ *Conf, l Launch) string { return l.User }},
+	{"SHELL", whyPasswd, func(_ *Conf, l Launch) string { return l.Shell }},
+	{"PATH", "the system's directories, then append-path, then ~/.local/bin, then $VIRTUAL_ENV/bin: appended, never prepended", launchPath},
+	{"IS_SANDBOX", "Claude Code accepts --dangerously-skip-permissions from root only with it", func(*Conf, Launch) string { return "1" }},
+	{"DISABLE_AUTOUPDATER", "the real binary is read-only inside and updated by the install, not by a session", func(*Conf, Launch) string { return "1" }},
+}
+
+const whyPasswd = "from the passwd database, never from the caller"
+
 func launcherEnv(c *Conf, l Launch) []EnvVar {
+	out := make([]EnvVar, 0, len(launcherVars))
+	for _, v := range launcherVars {
+		out = append(out, launcherVar(v.name, v.value(c, l), v.why))
+	}
+	return out
+}
+
+func launchPath(c *Conf, l Launch) string {
 	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	for _, d := range c.AppendPath {
 		path += ":" + d.Value
@@ -173,16 +196,7 @@ func launcherEnv(c *Conf, l Launch) []EnvVar {
 	if venv, ok := lookup(l.Environ, "VIRTUAL_ENV"); ok && filepath.IsAbs(venv) && !strings.Contains(venv, ":") {
 		path += ":" + filepath.Join(venv, "bin")
 	}
-	const whyPasswd = "from the passwd database, never from the caller"
-	return []EnvVar{
-		launcherVar("HOME", l.Home, whyPasswd),
-		launcherVar("USER", l.User, whyPasswd),
-		launcherVar("LOGNAME", l.User, whyPasswd),
-		launcherVar("SHELL", l.Shell, whyPasswd),
-		launcherVar("PATH", path, "the system's directories, then append-path, then ~/.local/bin, then $VIRTUAL_ENV/bin: appended, never prepended"),
-		launcherVar("IS_SANDBOX", "1", "Claude Code accepts --dangerously-skip-permissions from root only with it"),
-		launcherVar("DISABLE_AUTOUPDATER", "1", "the real binary is read-only inside and updated by the install, not by a session"),
-	}
+	return path
 }
 
 func launcherVar(name, value, why string) EnvVar {

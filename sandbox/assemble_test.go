@@ -296,3 +296,24 @@ func TestAssembleAgain(t *testing.T) {
 		t.Errorf("removed (-want +got):\n%s", diff)
 	}
 }
+
+// What the launcher sets, no conf line can pass: pass-env is refused, and
+// the caller's value never enters beside the launcher's.
+func TestLauncherVarsNeverPassed(t *testing.T) {
+	l := testLaunch()
+	var environ []string
+	for _, v := range launcherEnv(testConf(t, ""), l) {
+		if why := neverPassed(v.Name); why != "set by the launcher" {
+			t.Errorf("%s, which the launcher sets, can be passed (neverPassed says %q)", v.Name, why)
+		}
+		environ = append(environ, v.Name+"=caller")
+	}
+	l.Environ = environ
+	seen := map[string]bool{}
+	for _, v := range Assemble(testConf(t, "network = open\n"), SessionEnv{}, l, testResolved()).Env {
+		if seen[v.Name] || v.Value == "caller" {
+			t.Errorf("%s is set twice, or to the caller's value", v.Name)
+		}
+		seen[v.Name] = true
+	}
+}
