@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/claude-sandbox/claude-sandbox/egress"
 )
 
@@ -126,3 +129,23 @@ const (
 	ShownPassed       = "<passed>"
 	ShownSessionToken = "<session-token>"
 )
+
+// Explain is the plan as `claude-sandbox argv --explain` shows it, one line
+// each: the namespaces, the mounts with their rule, the working directory,
+// and the variables with their source, each with why. Values from the
+// caller and the session token are hidden as in RedactedArgs.
+func (p *Plan) Explain() []string {
+	var out []string
+	for _, ns := range p.Namespaces {
+		out = append(out, fmt.Sprintf("namespace %s: %s", ns.Unshare, ns.Why))
+	}
+	for _, m := range p.Mounts {
+		what := strings.Join(m.append(nil), " ")
+		out = append(out, fmt.Sprintf("mount %s %s: %s", m.Rule, what, m.Why))
+	}
+	out = append(out, fmt.Sprintf("chdir %s: the working directory of the launch", p.Chdir))
+	for _, v := range p.Env {
+		out = append(out, fmt.Sprintf("env %s %s=%s: %s", v.Source, v.Name, v.Shown, v.Why))
+	}
+	return out
+}
