@@ -285,7 +285,7 @@ func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
 			case err != nil:
 				return nil, nil, fmt.Errorf("protected path %s: %v", cur, err)
 			case fi.Mode()&fs.ModeSymlink != 0 && h.exact:
-				return nil, nil, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only; replace it with the real directory or file", cur)
+				return nil, nil, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only (%s); replace it with the real directory or file", cur, whyOr(h.why))
 			case fi.Mode()&fs.ModeSymlink != 0:
 				// The link's name is refused, so it cannot be replaced once
 				// removed; what it leads to is held in its place.

@@ -176,16 +176,20 @@ func (r *Resolved) claudeCommands(home string) error {
 	return refused.err()
 }
 
-// linkBelowClaude refuses a link at p or on the way to it below ~/.claude.
-// A link would defeat the read-only bind: the mount lands on its target,
-// and the link itself, in the writable ~/.claude, could be replaced by a
-// file of the session's.
+// linkBelowClaude refuses a link at p or on the way to it below ~/.claude,
+// with the reason the plan gives p. A link would defeat the read-only
+// bind: the mount lands on its target, and the link itself, in the
+// writable ~/.claude, could be replaced by a file of the session's.
 func linkBelowClaude(home string, p homePath) error {
 	claudeDir := filepath.Join(home, ".claude")
 	for dir := filepath.Join(home, p.rel); dir != claudeDir && within(claudeDir, dir); dir = filepath.Dir(dir) {
 		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			rel, _ := filepath.Rel(home, dir)
-			return fmt.Errorf("~/%s is a symbolic link; the sandbox keeps it read-only, which it cannot do through a link (the session could replace the link); replace the link with a copy of its target: t=$(readlink -f %s) && rm %s && cp -r \"$t\" %s", rel, dir, dir, dir)
+			held := "it"
+			if rel != p.rel {
+				held = "~/" + p.rel
+			}
+			return fmt.Errorf("~/%s is a symbolic link; the sandbox keeps %s read-only (%s), which it cannot do through a link (the session could replace the link); replace the link with a copy of its target: t=$(readlink -f %s) && rm %s && cp -r \"$t\" %s", rel, held, p.why, dir, dir, dir)
 		}
 	}
 	return nil
