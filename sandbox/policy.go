@@ -249,90 +249,130 @@ type missingName struct{ dir, name, why, path string }
 // outside the roots (the workspace and the allow-write paths) are left
 // alone: the sandbox cannot write there.
 func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
-	kinds := map[string]mount{}
-	var missing []missingName
-	queue := append([]hold{}, holds...)
-	for i := 0; i < len(queue); i++ {
-		h := queue[i]
-		root := rootOf(roots, h.path)
-		if root == "" {
-			// Outside the roots as written; a link may still lead inside.
-			h.path = resolvePrefix(h.path)
-			if root = rootOf(roots, h.path); root == "" {
-				continue
-			}
-		}
-		if h.path == root {
-			continue
-		}
-		rel, _ := filepath.Rel(root, h.path)
-		parts := strings.Split(rel, "/")
-		cur := root
-	walk:
-		for j, part := range parts {
-			parent := cur
-			cur = filepath.Join(cur, part)
-			last := j == len(parts)-1
-			fi, err := os.Lstat(cur)
-			switch {
-			case errors.Is(err, fs.ErrNotExist) && last:
-				missing = append(missing, missingName{parent, part, whyOr(h.why), h.path})
-			case errors.Is(err, fs.ErrNotExist):
-				// A directory on the way may be made (.claude/ for the
-				// project's commands and skills); the path rule lets it be
-				// made empty and refuses everything else there.
-				missing = append(missing, missingName{why: whyOr(h.why), path: h.path})
-			case err != nil:
-				return nil, nil, fmt.Errorf("protected path %s: %v", cur, err)
-			case fi.Mode()&fs.ModeSymlink != 0 && h.exact:
-				return nil, nil, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only (%s); replace it with the real directory or file", cur, whyOr(h.why))
-			case fi.Mode()&fs.ModeSymlink != 0:
-				// The link's name is refused, so it cannot be replaced once
-				// removed; what it leads to is held in its place.
-				missing = append(missing, missingName{parent, part, h.why, ""})
-				if target, err := os.Readlink(cur); err == nil && len(queue) < len(holds)+maxLinkHolds {
-					if !filepath.IsAbs(target) {
-						target = filepath.Join(parent, target)
-					}
-					h.path = filepath.Join(append([]string{target}, parts[j+1:]...)...)
-					queue = append(queue, h)
-				}
-			case last && h.pin:
-				if _, ok := kinds[cur]; !ok && fi.IsDir() {
-					kinds[cur] = mount{cur, pin, whyPinGitDir}
-				}
-			case last || !fi.IsDir():
-				kinds[cur] = mount{cur, readOnly, whyOr(h.why)}
-				// The name is refused too: a program outside that replaces
-				// the file (an editor's save, git's rename of config.lock)
-				// dissolves the sandbox's mount on it.
-				missing = append(missing, missingName{parent, part, whyOr(h.why), ""})
-			default:
-				if _, ok := kinds[cur]; !ok {
-					kinds[cur] = mount{cur, pin, whyPin}
-				}
-				continue
-			}
-			break walk
+	pr := &protector{roots: roots, kinds: map[string]mount{}, queue: append([]hold{}, holds...), limit: len(holds) + maxLinkHolds}
+	for i := 0; i < len(pr.queue); i++ {
+		if err := pr.hold(pr.queue[i]); err != nil {
+			return nil, nil, err
 		}
 	}
-	paths := make([]string, 0, len(kinds))
-	for p := range kinds {
+	return pr.mounts(), pr.missing, nil
+}
+
+// protector is one run of protections.
+type protector struct {
+	roots   []string
+	kinds   map[string]mount // by path
+	missing []missingName
+	queue   []hold // the holds, and those links add
+	limit   int    // how long the queue may grow
+}
+
+// hold walks from the root that holds h down to h.
+func (pr *protector) hold(h hold) error {
+	root := rootOf(pr.roots, h.path)
+	if root == "" {
+		// Outside the roots as written; a link may still lead inside.
+		h.path = resolvePrefix(h.path)
+		if root = rootOf(pr.roots, h.path); root == "" {
+			return nil
+		}
+	}
+	if h.path == root {
+		return nil
+	}
+	rel, _ := filepath.Rel(root, h.path)
+	parts := strings.Split(rel, "/")
+	parent := root
+	for j, part := range parts {
+		more, err := pr.step(h, parent, part, parts[j+1:])
+		if err != nil || !more {
+			return err
+		}
+		parent = filepath.Join(parent, part)
+	}
+	return nil
+}
+
+// step looks at parent/part on the way to h, rest being the way on below
+// it, and reports whether the walk goes on.
+func (pr *protector) step(h hold, parent, part string, rest []string) (bool, error) {
+	cur := filepath.Join(parent, part)
+	last := len(rest) == 0
+	fi, err := os.Lstat(cur)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		pr.absent(h, parent, part, last)
+	case err != nil:
+		return false, fmt.Errorf("protected path %s: %v", cur, err)
+	case fi.Mode()&fs.ModeSymlink != 0 && h.exact:
+		return false, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only (%s); replace it with the real directory or file", cur, whyOr(h.why))
+	case fi.Mode()&fs.ModeSymlink != 0:
+		pr.link(h, parent, part, rest)
+	case last && h.pin:
+		if _, ok := pr.kinds[cur]; !ok && fi.IsDir() {
+			pr.kinds[cur] = mount{cur, pin, whyPinGitDir}
+		}
+	case last || !fi.IsDir():
+		pr.kinds[cur] = mount{cur, readOnly, whyOr(h.why)}
+		// The name is refused too: a program outside that replaces the
+		// file (an editor's save, git's rename of config.lock) dissolves
+		// the sandbox's mount on it.
+		pr.missing = append(pr.missing, missingName{parent, part, whyOr(h.why), ""})
+	default:
+		if _, ok := pr.kinds[cur]; !ok {
+			pr.kinds[cur] = mount{cur, pin, whyPin}
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// absent refuses a missing h: at its first missing component, and as a
+// path rule. A directory on the way may be made (.claude/ for the
+// project's commands and skills); the path rule lets it be made empty and
+// refuses everything else there.
+func (pr *protector) absent(h hold, parent, part string, last bool) {
+	if last {
+		pr.missing = append(pr.missing, missingName{parent, part, whyOr(h.why), h.path})
+		return
+	}
+	pr.missing = append(pr.missing, missingName{why: whyOr(h.why), path: h.path})
+}
+
+// link refuses the name of a link on the way to h, so it cannot be
+// replaced once removed, and holds what it leads to in its place.
+func (pr *protector) link(h hold, parent, part string, rest []string) {
+	pr.missing = append(pr.missing, missingName{parent, part, h.why, ""})
+	target, err := os.Readlink(filepath.Join(parent, part))
+	if err != nil || len(pr.queue) >= pr.limit {
+		return
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(parent, target)
+	}
+	h.path = filepath.Join(append([]string{target}, rest...)...)
+	pr.queue = append(pr.queue, h)
+}
+
+// mounts are the mounts found, parents before children so that later
+// mounts land on top, without those below a read-only path, which is
+// held already.
+func (pr *protector) mounts() []mount {
+	paths := make([]string, 0, len(pr.kinds))
+	for p := range pr.kinds {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	var out []mount
 	for _, p := range paths {
-		// Anything below a read-only path is already held.
 		if !heldBy(out, p) {
-			out = append(out, kinds[p])
+			out = append(out, pr.kinds[p])
 		}
 	}
-	// Parents before children, so later mounts land on top.
 	sort.SliceStable(out, func(i, j int) bool {
 		return strings.Count(out[i].path, "/") < strings.Count(out[j].path, "/")
 	})
-	return out, missing, nil
+	return out
 }
 
 // pathRules are the protected paths missing at launch, but for those below
