@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -125,26 +126,28 @@ func readDir(dir string, buf []byte, fn func(name string, kind byte)) error {
 			return nil
 		}
 		for off := 0; off < n; {
-			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
-			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
-			kind := buf[off+18]
-			name := buf[off+19 : off+reclen]
-			for i, c := range name {
-				if c == 0 {
-					name = name[:i]
-					break
-				}
-			}
+			name, kind, reclen := dirent(buf[off:])
 			off += reclen
-			if len(name) == 1 && name[0] == '.' || len(name) == 2 && name[0] == '.' && name[1] == '.' {
+			if name == "." || name == ".." {
 				continue
 			}
 			if kind == unix.DT_UNKNOWN {
-				kind = statKind(fd, string(name))
+				kind = statKind(fd, name)
 			}
-			fn(string(name), kind)
+			fn(name, kind)
 		}
 	}
+}
+
+// dirent reads the struct linux_dirent64 at the start of buf (ino u64,
+// off s64, reclen u16, type u8, name): its name, type and length.
+func dirent(buf []byte) (name string, kind byte, reclen int) {
+	reclen = int(binary.NativeEndian.Uint16(buf[16:]))
+	raw := buf[19:reclen]
+	if i := bytes.IndexByte(raw, 0); i >= 0 {
+		raw = raw[:i]
+	}
+	return string(raw), buf[18], reclen
 }
 
 func statKind(dirfd int, name string) byte {

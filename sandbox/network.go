@@ -117,18 +117,7 @@ func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar, credentials b
 	}
 	if c.NetworkMode() != NetworkAllowlist {
 		if l.AuthToken != "" {
-			// The caller's proxy must not be asked for the launcher's loopback.
-			const why = "the caller's proxy must not be asked for the credential proxy on loopback"
-			for _, n := range []string{"NO_PROXY", "no_proxy"} {
-				if old, ok := env[n]; ok && old.Value != "" {
-					if !slices.Contains(strings.Split(old.Value, ","), "127.0.0.1") {
-						old.Value, old.Shown, old.Why = old.Value+",127.0.0.1", old.Shown+",127.0.0.1", old.Why+", and 127.0.0.1 added: "+why
-						env[n] = old
-					}
-				} else {
-					env[n] = launcherVar(n, "127.0.0.1", why)
-				}
-			}
+			noProxyLoopback(env)
 		}
 		return nil
 	}
@@ -149,6 +138,22 @@ func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar, credentials b
 		listen = append(listen, AuthProxyAddr)
 	}
 	return listen
+}
+
+// noProxyLoopback keeps the caller's proxy from being asked for the
+// launcher's credential proxy on loopback, in open mode.
+func noProxyLoopback(env map[string]EnvVar) {
+	const why = "the caller's proxy must not be asked for the credential proxy on loopback"
+	for _, n := range []string{"NO_PROXY", "no_proxy"} {
+		old, ok := env[n]
+		switch {
+		case !ok || old.Value == "":
+			env[n] = launcherVar(n, "127.0.0.1", why)
+		case !slices.Contains(strings.Split(old.Value, ","), "127.0.0.1"):
+			old.Value, old.Shown, old.Why = old.Value+",127.0.0.1", old.Shown+",127.0.0.1", old.Why+", and 127.0.0.1 added: "+why
+			env[n] = old
+		}
+	}
 }
 
 func isLink(p string) bool {
