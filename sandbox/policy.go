@@ -178,7 +178,7 @@ var outsideNames = []OutsideName{
 type NameRule struct {
 	Dir   string   // an existing directory, symlinks resolved
 	Names []string // names compared as they are, byte for byte
-	Why   string   // shown by argv --explain and in refusals
+	Why   string   // shown by argv and in refusals
 }
 
 // A PathRule keeps the sandbox from making or writing anything at or below
