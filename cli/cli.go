@@ -30,8 +30,9 @@ var Version = "dev"
 
 const usage = `usage:
   claude [CLAUDE-ARGS...]                    run Claude Code inside the sandbox
-  claude-sandbox argv [--conf FILE] [-- CLAUDE-ARGS...]
+  claude-sandbox argv [--conf FILE] [--explain] [-- CLAUDE-ARGS...]
                                              print the bwrap argv a launch from here would use
+                                             (--explain: each mount and variable, its rule and why)
   claude-sandbox doctor [--conf FILE]        check this host and the conf, with fixes
   claude-sandbox install [FLAGS]             make plain claude resolve to the sandbox (as root;
                                              --help lists the flags)
@@ -119,6 +120,10 @@ func confFlag(p launcher.Paths, args []string) (launcher.Paths, []string, error)
 
 func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) int {
 	p, args, err := confFlag(p, args)
+	explain := err == nil && len(args) > 0 && args[0] == "--explain"
+	if explain {
+		args = args[1:]
+	}
 	if err == nil && len(args) > 0 && args[0] != "--" {
 		err = fmt.Errorf("unexpected argument %q (Claude's arguments go after --)", args[0])
 	}
@@ -131,7 +136,7 @@ func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) in
 	}
 	pr, err := launcher.Prepare(p, args, environ)
 	if err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox: %v\n", err)
+		launcher.PrintRefusal(stderr, err)
 		return launcher.ExitRefused
 	}
 	for _, r := range pr.Plan.NameRules {
@@ -143,8 +148,14 @@ func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) in
 	for _, f := range pr.Plan.CommandFiles {
 		fmt.Fprintf(stderr, "claude-sandbox: %s, which ~/.claude/settings.json names as a command, is missing; a launch creates it empty and read-only\n", f)
 	}
+	if explain {
+		for _, line := range pr.Plan.Explain() {
+			fmt.Fprintln(stdout, line)
+		}
+		return 0
+	}
 	fmt.Fprintln(stdout, pr.Bwrap)
-	for _, a := range append(append(pr.Plan.Redacted, "--"), pr.Plan.Command...) {
+	for _, a := range append(append(pr.Plan.RedactedArgs(), "--"), pr.Plan.Command...) {
 		fmt.Fprintln(stdout, a)
 	}
 	return 0

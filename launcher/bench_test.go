@@ -54,7 +54,7 @@ func BenchmarkLaunch(b *testing.B) {
 	// What the launcher creates on its first launch, so bare bwrap has its sources.
 	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
 	argsFile := filepath.Join(dir, "args")
-	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.Args, "\x00")+"\x00"), 0o600))
+	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")
 	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
 
@@ -147,7 +147,7 @@ i=0; while [ $i -lt %d ]; do : > f$i; echo x >> f$i; i=$((i+1)); done
 	}
 	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
 	argsFile := filepath.Join(dir, "args")
-	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.Args, "\x00")+"\x00"), 0o600))
+	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")
 	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
 	bare := func() *exec.Cmd {
@@ -343,7 +343,7 @@ func BenchmarkGitDiscovery(b *testing.B) {
 	pr := plan(small)
 	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
 	argsFile := filepath.Join(dir, "args")
-	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.Args, "\x00")+"\x00"), 0o600))
+	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")
 	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
 	bare := func() {

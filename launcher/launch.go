@@ -39,7 +39,7 @@ func Run(p Paths, args, environ []string, stderr io.Writer) int {
 	}
 	code, err := launch(p, args, environ, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox: %v\n", err)
+		PrintRefusal(stderr, err)
 		return ExitRefused
 	}
 	return code
@@ -51,6 +51,7 @@ type Prepared struct {
 	Conf       *sandbox.Conf
 	Session    sandbox.SessionEnv
 	Launch     sandbox.Launch
+	Resolved   *sandbox.Resolved // what the plan is assembled from
 	Plan       *sandbox.Plan
 	Credential *authproxy.Credential // the login the launcher keeps outside; nil when it enters or there is none
 	Upstream   *url.URL              // where the credential proxy sends the login; nil with no Credential
@@ -78,9 +79,6 @@ func Prepare(p Paths, args, environ []string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Kept with the launch's facts, so that planning again (the credential
-	// proxy's address in open mode) does not walk the workspace again.
-	l.GitWalk = &sandbox.GitWalk{}
 	pr := &Prepared{Bwrap: bwrap, Conf: c, Session: s, Launch: l}
 	if c.CredentialMode() == sandbox.CredentialsProxy {
 		if pr.Credential, err = authproxy.Find(environ, l.Home); err != nil {
@@ -95,9 +93,10 @@ func Prepare(p Paths, args, environ []string) (*Prepared, error) {
 		// The real port is chosen when the launch listens (open mode).
 		pr.Launch.AuthAddr = "127.0.0.1:0"
 	}
-	if pr.Plan, err = sandbox.Build(c, s, pr.Launch); err != nil {
+	if pr.Resolved, err = sandbox.Resolve(c, s, pr.Launch); err != nil {
 		return nil, err
 	}
+	pr.Plan = sandbox.Assemble(c, s, pr.Launch, pr.Resolved)
 	return pr, nil
 }
 
@@ -139,9 +138,7 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	defer svc.close()
 	if pr.Launch.AuthAddr != "" && svc.authL != nil {
 		// The plan names the credential proxy's real address now.
-		if pr.Plan, err = sandbox.Build(pr.Conf, pr.Session, pr.Launch); err != nil {
-			return 0, err
-		}
+		pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
 	}
 	for _, dir := range pr.Plan.Caches {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -174,7 +171,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 	// locks a thread and exits (the warden's workers) can take it down.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	argsFile, err := memfd("claude-sandbox-args", []byte(strings.Join(plan.Args, "\x00")+"\x00"))
+	argsFile, err := memfd("claude-sandbox-args", []byte(strings.Join(plan.BwrapArgs(), "\x00")+"\x00"))
 	if err != nil {
 		return 0, err
 	}

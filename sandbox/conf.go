@@ -1,9 +1,11 @@
 // Package sandbox turns the admin's configuration and the facts of one launch
-// into the exact bubblewrap argv and seccomp filter that confine Claude Code.
-// It changes nothing: it reads the conf, and looks at the shape of the file
-// system (which protected paths exist, where symlinks lead); the facts about
-// the user and the host arrive in a Launch value. Read policy.go for the
-// mounts and environment, seccomp.go for the syscall filter.
+// into the plan (plan.go) that confines Claude Code: the bubblewrap argv
+// rendered from it (bwrap.go) and the seccomp filter (seccomp.go). It
+// changes nothing: Resolve (resolve.go) reads the conf's paths and the shape
+// of the file system (which protected paths exist, where symlinks lead);
+// the facts about the user and the host arrive in a Launch value; Assemble
+// (assemble.go) puts the mounts and the environment together from those,
+// reading nothing. The policy's lists are in policy.go and env.go.
 package sandbox
 
 import (

@@ -22,6 +22,20 @@ func TestConfigurationDocs(t *testing.T) {
 		t.Fatal("docs/configuration.md has no key table")
 	}
 	table, _, _ = strings.Cut(table, "\n\n")
+	rows := keyRows(t, table)
+	for _, k := range confKeys {
+		row, ok := rows[k.Name]
+		if !ok {
+			t.Errorf("docs/configuration.md has no row for the conf key %s", k.Name)
+			continue
+		}
+		checkKeyRow(t, k, row[0], row[1], row[2])
+	}
+}
+
+// keyRows are the key table's rows by key: value, repeatable, meaning.
+func keyRows(t *testing.T, table string) map[string][]string {
+	t.Helper()
 	rowRE := regexp.MustCompile("^\\| `([^`]+)` \\| (.*) \\| (.*) \\| (.*) \\|$")
 	rows := map[string][]string{}
 	for _, l := range strings.Split(table, "\n") {
@@ -35,33 +49,31 @@ func TestConfigurationDocs(t *testing.T) {
 		}
 		rows[m[1]] = m[2:]
 	}
-	for _, k := range confKeys {
-		row, ok := rows[k.Name]
-		if !ok {
-			t.Errorf("docs/configuration.md has no row for the conf key %s", k.Name)
-			continue
+	return rows
+}
+
+// checkKeyRow checks one key's row against the key.
+func checkKeyRow(t *testing.T, k ConfKey, value, repeatable, meaning string) {
+	t.Helper()
+	want := map[KeyKind]string{KeySingle: "no", KeyRepeatable: "yes", KeyFlag: "no", KeyRetired: "—"}[k.Kind]
+	if repeatable != want {
+		t.Errorf("docs/configuration.md: %s: repeatable is %q, want %q", k.Name, repeatable, want)
+	}
+	if (k.Kind == KeyFlag) != (value == "(flag)") {
+		t.Errorf("docs/configuration.md: %s: the value is %q; a bare flag's, and only its, is \"(flag)\"", k.Name, value)
+	}
+	for _, v := range k.Values {
+		if !strings.Contains(value, "`"+v+"`") {
+			t.Errorf("docs/configuration.md: %s: the value does not name the mode `%s`", k.Name, v)
 		}
-		value, repeatable, meaning := row[0], row[1], row[2]
-		want := map[KeyKind]string{KeySingle: "no", KeyRepeatable: "yes", KeyFlag: "no", KeyRetired: "—"}[k.Kind]
-		if repeatable != want {
-			t.Errorf("docs/configuration.md: %s: repeatable is %q, want %q", k.Name, repeatable, want)
-		}
-		if (k.Kind == KeyFlag) != (value == "(flag)") {
-			t.Errorf("docs/configuration.md: %s: the value is %q; a bare flag's, and only its, is \"(flag)\"", k.Name, value)
-		}
-		for _, v := range k.Values {
-			if !strings.Contains(value, "`"+v+"`") {
-				t.Errorf("docs/configuration.md: %s: the value does not name the mode `%s`", k.Name, v)
-			}
-		}
-		if k.Default != "" && !strings.Contains(meaning, "default `"+k.Default+"`") {
-			t.Errorf("docs/configuration.md: %s: the meaning does not say default `%s`", k.Name, k.Default)
-		}
-		if k.Kind == KeyRetired {
-			_, err := ParseConf("c", strings.NewReader(k.Name))
-			if msg := strings.TrimPrefix(err.Error(), "c:1: "); !strings.Contains(meaning, "`"+msg+"`") {
-				t.Errorf("docs/configuration.md: %s: the meaning does not quote the refusal `%s`", k.Name, msg)
-			}
+	}
+	if k.Default != "" && !strings.Contains(meaning, "default `"+k.Default+"`") {
+		t.Errorf("docs/configuration.md: %s: the meaning does not say default `%s`", k.Name, k.Default)
+	}
+	if k.Kind == KeyRetired {
+		_, err := ParseConf("c", strings.NewReader(k.Name))
+		if msg := strings.TrimPrefix(err.Error(), "c:1: "); !strings.Contains(meaning, "`"+msg+"`") {
+			t.Errorf("docs/configuration.md: %s: the meaning does not quote the refusal `%s`", k.Name, msg)
 		}
 	}
 }

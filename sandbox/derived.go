@@ -138,28 +138,13 @@ func ClaudeCommandFiles(home string) ([]string, error) {
 	if json.Unmarshal(std, &settings) != nil {
 		return nil, nil
 	}
-	var commands []string
-	for _, key := range commandKeys {
-		var s string
-		var obj struct{ Command string }
-		if json.Unmarshal(settings[key], &s) == nil {
-			commands = append(commands, s)
-		} else if json.Unmarshal(settings[key], &obj) == nil {
-			commands = append(commands, obj.Command)
-		}
-	}
-	var hooks map[string][]struct {
-		Hooks []struct{ Command string }
-	}
-	if json.Unmarshal(settings["hooks"], &hooks) == nil {
-		for _, groups := range hooks {
-			for _, g := range groups {
-				for _, h := range g.Hooks {
-					commands = append(commands, h.Command)
-				}
-			}
-		}
-	}
+	return commandPaths(home, settingsCommands(settings)), nil
+}
+
+// commandPaths are the files below ~/.claude that commands name, sorted,
+// but for those the policy holds itself: a word, or the value of a
+// NAME=VALUE word, written out as a path.
+func commandPaths(home string, commands []string) []string {
 	claudeDir := filepath.Join(home, ".claude")
 	seen := map[string]bool{}
 	var out []string
@@ -180,14 +165,43 @@ func ClaudeCommandFiles(home string) ([]string, error) {
 		}
 	}
 	sort.Strings(out)
-	return out, nil
+	return out
 }
 
-// heldInHome reports whether p is already bound read-only (ClaudeReadOnly)
+// settingsCommands are the commands the settings name: the values of
+// commandKeys (a string, or an object's command) and every hook's.
+func settingsCommands(settings map[string]json.RawMessage) []string {
+	var commands []string
+	for _, key := range commandKeys {
+		var s string
+		var obj struct{ Command string }
+		if json.Unmarshal(settings[key], &s) == nil {
+			commands = append(commands, s)
+		} else if json.Unmarshal(settings[key], &obj) == nil {
+			commands = append(commands, obj.Command)
+		}
+	}
+	var hooks map[string][]struct {
+		Hooks []struct{ Command string }
+	}
+	if json.Unmarshal(settings["hooks"], &hooks) != nil {
+		return commands
+	}
+	for _, groups := range hooks {
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				commands = append(commands, h.Command)
+			}
+		}
+	}
+	return commands
+}
+
+// heldInHome reports whether p is already bound read-only (claudeReadOnly)
 // or hidden (the IDE's lock files) by the policy itself.
 func heldInHome(home, p string) bool {
-	for _, rel := range append([]string{".claude/ide"}, ClaudeReadOnly...) {
-		if within(filepath.Join(home, rel), p) {
+	for _, h := range append([]homePath{{rel: ".claude/ide"}}, claudeReadOnly...) {
+		if within(filepath.Join(home, h.rel), p) {
 			return true
 		}
 	}

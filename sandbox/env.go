@@ -16,14 +16,12 @@ var (
 	passedPrefixes = []string{"LC_", "ANTHROPIC_", "CLAUDE_CODE_"}
 )
 
-// Names that change what runs (loaders, shells, interpreters, git) or that the
-// launcher itself decides. No conf line and no prefix rule can pass them.
+// Names that change what runs (loaders, shells, interpreters, git). No conf
+// line and no prefix rule can pass them, nor those the launcher sets
+// (launcherVars).
 var (
 	neverNames = map[string]string{
-		"PATH": "set by the launcher", "HOME": "set by the launcher", "USER": "set by the launcher",
-		"SHELL": "set by the launcher", "IS_SANDBOX": "set by the launcher",
-		"DISABLE_AUTOUPDATER": "set by the launcher",
-		"BASH_ENV":            "runs code in every shell", "ENV": "runs code in every shell",
+		"BASH_ENV": "runs code in every shell", "ENV": "runs code in every shell",
 		"PROMPT_COMMAND": "runs code in every shell", "PS4": "runs code in traced shells",
 		"SHELLOPTS": "changes every shell", "BASHOPTS": "changes every shell", "IFS": "changes every shell",
 		"CDPATH":       "changes every shell",
@@ -58,6 +56,11 @@ var forgeHome = []string{".config/gh", ".config/glab-cli"}
 
 // neverPassed says why a name can never enter the sandbox, or "" if it may.
 func neverPassed(name string) string {
+	for _, v := range launcherVars {
+		if v.name == name {
+			return "set by the launcher"
+		}
+	}
 	if why, ok := neverNames[name]; ok {
 		return why
 	}

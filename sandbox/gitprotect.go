@@ -109,54 +109,16 @@ const (
 // git configuration (read outside the sandbox's view) applies to every
 // repository; environ may name more configuration files (only more
 // protection follows from it).
-func protectGit(ws string, roots []string, home string, environ []string, walk *GitWalk) (*gitHolds, error) {
+func protectGit(ws string, roots []string, home string, environ []string) (*gitHolds, error) {
 	s := &gitScan{ws: ws, roots: roots, home: home, dirs: map[string]*gitDir{}}
-	found, err := walk.find(roots)
+	found, err := findGitEntries(roots)
 	if err != nil {
 		return nil, err
 	}
-	// The repository the workspace lies in, when its .git is above the
-	// workspace (workspace-root names a subdirectory of a repository): its
-	// configuration can name files in the workspace.
-	if _, err := os.Lstat(filepath.Join(ws, ".git")); err != nil {
-		for d := filepath.Dir(ws); ; d = filepath.Dir(d) {
-			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-				s.addTarget(filepath.Join(d, ".git"), d, whyGitFile)
-				break
-			}
-			if d == "/" {
-				break
-			}
-		}
-	}
+	s.above()
 	for _, e := range found {
-		worktree := filepath.Dir(e.path)
-		top := e.path == filepath.Join(ws, ".git")
-		switch e.kind {
-		case unix.DT_DIR:
-			s.add(e.path, worktree)
-		case unix.DT_REG:
-			s.holds = append(s.holds, hold{path: e.path, why: whyGitFile})
-			target, err := gitdirFile(e.path)
-			if err != nil {
-				if top {
-					return nil, err
-				}
-				continue // git cannot use it either
-			}
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(worktree, target)
-			}
-			s.addTarget(target, worktree, whyGitFile)
-		case unix.DT_LNK:
-			target, err := os.Readlink(e.path)
-			if err != nil {
-				continue
-			}
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(worktree, target)
-			}
-			s.addTarget(target, worktree, whyGitFile)
+		if err := s.entry(e); err != nil {
+			return nil, err
 		}
 	}
 	if err := s.readConfigs(environ); err != nil {
@@ -175,6 +137,55 @@ func protectGit(ws string, roots []string, home string, environ []string, walk *
 	}
 	out.holds = s.holds
 	return out, nil
+}
+
+// above adds the repository the workspace lies in, when its .git is above
+// the workspace (workspace-root names a subdirectory of a repository): its
+// configuration can name files in the workspace.
+func (s *gitScan) above() {
+	if _, err := os.Lstat(filepath.Join(s.ws, ".git")); err == nil {
+		return
+	}
+	for d := filepath.Dir(s.ws); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			s.addTarget(filepath.Join(d, ".git"), d, whyGitFile)
+			return
+		}
+		if d == "/" {
+			return
+		}
+	}
+}
+
+// entry adds what a .git found in the roots leads to: a git directory, the
+// target of a "gitdir:" file (which is held itself, so it cannot be
+// repointed) or of a link. Only the workspace's own .git file must parse:
+// git cannot use another that does not either.
+func (s *gitScan) entry(e gitEntry) error {
+	worktree := filepath.Dir(e.path)
+	var target string
+	switch e.kind {
+	case unix.DT_DIR:
+		s.add(e.path, worktree)
+		return nil
+	case unix.DT_REG:
+		s.holds = append(s.holds, hold{path: e.path, why: whyGitFile})
+		t, err := gitdirFile(e.path)
+		if err != nil && e.path == filepath.Join(s.ws, ".git") {
+			return err
+		}
+		target = t
+	case unix.DT_LNK:
+		target, _ = os.Readlink(e.path)
+	}
+	if target == "" {
+		return nil
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(worktree, target)
+	}
+	s.addTarget(target, worktree, whyGitFile)
+	return nil
 }
 
 func (s *gitScan) writable(p string) bool { return underAny(p, s.roots) }
@@ -267,45 +278,16 @@ func submoduleGitDirs(modules string) []string {
 // directory's, with their includes, and holds what they name: the
 // included files, the hooks directories, the files their commands run.
 func (s *gitScan) readConfigs(environ []string) error {
-	var shared []string // system and global, in git's order
-	if p, ok := lookup(environ, "GIT_CONFIG_SYSTEM"); ok && filepath.IsAbs(p) {
-		shared = append(shared, p)
-	}
-	shared = append(shared, "/etc/gitconfig")
-	if p, ok := lookup(environ, "GIT_CONFIG_GLOBAL"); ok && filepath.IsAbs(p) {
-		shared = append(shared, p)
-	}
-	if x, ok := lookup(environ, "XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
-		shared = append(shared, filepath.Join(x, "git/config"))
-	}
-	shared = append(shared, filepath.Join(s.home, ".config/git/config"), filepath.Join(s.home, ".gitconfig"))
-	for _, f := range shared {
+	for _, f := range sharedConfigs(environ, s.home) {
 		entries, err := s.load(f, true)
 		if err != nil {
 			return err
 		}
 		s.entries = append(s.entries, entries...)
 	}
-	// Every repository's own configuration; core.worktree first, since the
-	// other values are resolved against the working trees.
-	own := map[*gitDir][]gitconfig.Entry{}
-	for _, g := range s.order {
-		for _, name := range []string{"config", "config.worktree"} {
-			entries, err := s.load(filepath.Join(g.path, name), false)
-			if err != nil {
-				return err
-			}
-			own[g] = append(own[g], entries...)
-			for _, e := range entries {
-				if e.Kind() == gitconfig.Worktree && !e.NoValue && e.Value != "" {
-					w := e.Value
-					if !filepath.IsAbs(w) {
-						w = filepath.Join(g.path, w)
-					}
-					g.addWorktree(filepath.Clean(w))
-				}
-			}
-		}
+	own, err := s.ownConfigs()
+	if err != nil {
+		return err
 	}
 	var all []string // every working tree, for the system's and user's values
 	for _, g := range s.order {
@@ -320,6 +302,55 @@ func (s *gitScan) readConfigs(environ []string) error {
 		}
 	}
 	return nil
+}
+
+// sharedConfigs are the system's and the user's configuration files, which
+// apply to every repository, in git's order.
+func sharedConfigs(environ []string, home string) []string {
+	var shared []string
+	if p, ok := lookup(environ, "GIT_CONFIG_SYSTEM"); ok && filepath.IsAbs(p) {
+		shared = append(shared, p)
+	}
+	shared = append(shared, "/etc/gitconfig")
+	if p, ok := lookup(environ, "GIT_CONFIG_GLOBAL"); ok && filepath.IsAbs(p) {
+		shared = append(shared, p)
+	}
+	if x, ok := lookup(environ, "XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
+		shared = append(shared, filepath.Join(x, "git/config"))
+	}
+	return append(shared, filepath.Join(home, ".config/git/config"), filepath.Join(home, ".gitconfig"))
+}
+
+// ownConfigs reads every repository's own configuration, and takes its
+// core.worktree first, since the other values are resolved against the
+// working trees.
+func (s *gitScan) ownConfigs() (map[*gitDir][]gitconfig.Entry, error) {
+	own := map[*gitDir][]gitconfig.Entry{}
+	for _, g := range s.order {
+		for _, name := range []string{"config", "config.worktree"} {
+			entries, err := s.load(filepath.Join(g.path, name), false)
+			if err != nil {
+				return nil, err
+			}
+			own[g] = append(own[g], entries...)
+			for _, e := range entries {
+				g.addWorktreeOf(e)
+			}
+		}
+	}
+	return own, nil
+}
+
+// addWorktreeOf adds the working tree a core.worktree entry names.
+func (g *gitDir) addWorktreeOf(e gitconfig.Entry) {
+	if e.Kind() != gitconfig.Worktree || e.NoValue || e.Value == "" {
+		return
+	}
+	w := e.Value
+	if !filepath.IsAbs(w) {
+		w = filepath.Join(g.path, w)
+	}
+	g.addWorktree(filepath.Clean(w))
 }
 
 // bases are the directories a repository's relative values are taken
@@ -368,21 +399,26 @@ func (s *gitScan) named(e gitconfig.Entry, bases []string) {
 		}
 	case gitconfig.Command:
 		for _, w := range gitconfig.Words(e.Value) {
-			if strings.ContainsAny(w, "$*?[=") || strings.Contains(w, "://") {
-				continue // expanded by the shell, an option (its value is a word of its own), or a URL
-			}
-			slash := strings.Contains(w, "/")
-			for _, p := range s.resolve(w, bases) {
-				fi, err := os.Stat(p)
-				switch {
-				case err == nil && fi.IsDir():
-					// A directory is not run; the program in it is named by another word.
-				case err == nil && fi.Mode().IsRegular(), slash:
-					// A bare word is a program found on PATH, unless a file of
-					// that name is where the command runs.
-					s.holds = append(s.holds, hold{path: p, why: why})
-				}
-			}
+			s.commandWord(w, bases, why)
+		}
+	}
+}
+
+// commandWord holds the file one word of a command names, if it names one.
+func (s *gitScan) commandWord(w string, bases []string, why string) {
+	if strings.ContainsAny(w, "$*?[=") || strings.Contains(w, "://") {
+		return // expanded by the shell, an option (its value is a word of its own), or a URL
+	}
+	slash := strings.Contains(w, "/")
+	for _, p := range s.resolve(w, bases) {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			// A directory is not run; the program in it is named by another word.
+		case err == nil && fi.Mode().IsRegular(), slash:
+			// A bare word is a program found on PATH, unless a file of that
+			// name is where the command runs.
+			s.holds = append(s.holds, hold{path: p, why: why})
 		}
 	}
 }

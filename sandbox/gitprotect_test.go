@@ -69,7 +69,7 @@ func gitFixture(t *testing.T) (ws, home string) {
 
 func TestProtectGit(t *testing.T) {
 	ws, home := gitFixture(t)
-	git, err := protectGit(ws, []string{ws}, home, nil, nil)
+	git, err := protectGit(ws, []string{ws}, home, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestProtectGit(t *testing.T) {
 // short.
 func listing(t *testing.T, dir, ws string, roots []string, home string, environ []string) ([]string, error) {
 	t.Helper()
-	git, err := protectGit(ws, roots, home, environ, nil)
+	git, err := protectGit(ws, roots, home, environ)
 	if err != nil {
 		return nil, err
 	}
@@ -334,27 +334,7 @@ func TestProtectGitCases(t *testing.T) {
 	}} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, _ := filepath.EvalSymlinks(t.TempDir())
-			for p, content := range tt.files {
-				full := filepath.Join(dir, p)
-				if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				switch {
-				case strings.HasSuffix(p, "/"):
-					err := os.MkdirAll(full, 0o755)
-					if err != nil {
-						t.Fatal(err)
-					}
-				case strings.HasPrefix(content, "->"):
-					if err := os.Symlink(strings.TrimPrefix(content, "->"), full); err != nil {
-						t.Fatal(err)
-					}
-				default:
-					if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			makeFiles(t, dir, tt.files)
 			ws := filepath.Join(dir, "ws")
 			if tt.ws != "" {
 				ws = filepath.Join(dir, tt.ws)
@@ -382,5 +362,27 @@ func TestProtectGitCases(t *testing.T) {
 				t.Errorf("mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// makeFiles makes files under dir: path: content, a path ending in "/" a
+// directory, a content starting with "->" a link to the rest.
+func makeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(dir, p)
+		err := os.MkdirAll(filepath.Dir(full), 0o755)
+		switch {
+		case err != nil:
+		case strings.HasSuffix(p, "/"):
+			err = os.MkdirAll(full, 0o755)
+		case strings.HasPrefix(content, "->"):
+			err = os.Symlink(strings.TrimPrefix(content, "->"), full)
+		default:
+			err = os.WriteFile(full, []byte(content), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

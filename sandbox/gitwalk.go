@@ -1,42 +1,16 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 
 	"golang.org/x/sys/unix"
 )
-
-// GitWalk keeps what one walk of the writable roots found, so that a launch
-// that plans more than once (before and after taking the workspace lock,
-// and again with the proxies' addresses) walks the workspace once. A
-// second plan may see a stale stub the lock removed in between as a .git;
-// that only holds more.
-type GitWalk struct {
-	roots   []string
-	entries []gitEntry
-}
-
-// find returns the .git entries under roots, walking only if w holds no
-// walk of the same roots. A nil w always walks.
-func (w *GitWalk) find(roots []string) ([]gitEntry, error) {
-	if w != nil && w.entries != nil && slices.Equal(w.roots, roots) {
-		return w.entries, nil
-	}
-	entries, err := findGitEntries(roots)
-	if err != nil {
-		return nil, err
-	}
-	if w != nil {
-		w.roots, w.entries = slices.Clone(roots), append([]gitEntry{}, entries...)
-	}
-	return entries, nil
-}
 
 // gitEntry is a name ".git" found in a tree: a git directory, a "gitdir:"
 // file, or a link to either.
@@ -152,26 +126,28 @@ func readDir(dir string, buf []byte, fn func(name string, kind byte)) error {
 			return nil
 		}
 		for off := 0; off < n; {
-			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
-			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
-			kind := buf[off+18]
-			name := buf[off+19 : off+reclen]
-			for i, c := range name {
-				if c == 0 {
-					name = name[:i]
-					break
-				}
-			}
+			name, kind, reclen := dirent(buf[off:])
 			off += reclen
-			if len(name) == 1 && name[0] == '.' || len(name) == 2 && name[0] == '.' && name[1] == '.' {
+			if name == "." || name == ".." {
 				continue
 			}
 			if kind == unix.DT_UNKNOWN {
-				kind = statKind(fd, string(name))
+				kind = statKind(fd, name)
 			}
-			fn(string(name), kind)
+			fn(name, kind)
 		}
 	}
+}
+
+// dirent reads the struct linux_dirent64 at the start of buf (ino u64,
+// off s64, reclen u16, type u8, name): its name, type and length.
+func dirent(buf []byte) (name string, kind byte, reclen int) {
+	reclen = int(binary.NativeEndian.Uint16(buf[16:]))
+	raw := buf[19:reclen]
+	if i := bytes.IndexByte(raw, 0); i >= 0 {
+		raw = raw[:i]
+	}
+	return string(raw), buf[18], reclen
 }
 
 func statKind(dirfd int, name string) byte {

@@ -69,27 +69,3 @@ func TestFindGitEntries(t *testing.T) {
 		t.Errorf("findGitEntries mismatch (-want +got):\n%s", diff)
 	}
 }
-
-func TestGitWalkKeepsOneWalk(t *testing.T) {
-	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "a/.git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	w := &GitWalk{}
-	first, err := w.find([]string{root})
-	if err != nil || len(first) != 1 {
-		t.Fatal(first, err)
-	}
-	if err := os.MkdirAll(filepath.Join(root, "b/.git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if again, _ := w.find([]string{root}); len(again) != 1 {
-		t.Errorf("the same roots walked again: %v", again)
-	}
-	if other, _ := w.find([]string{root, t.TempDir()}); len(other) != 2 {
-		t.Errorf("other roots did not walk again: %v", other)
-	}
-	if fresh, _ := (*GitWalk)(nil).find([]string{root}); len(fresh) != 2 {
-		t.Errorf("a nil GitWalk did not walk: %v", fresh)
-	}
-}

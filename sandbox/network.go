@@ -94,70 +94,67 @@ func EgressPolicy(c *Conf, environ []string, authProxied bool) (*egress.Policy, 
 	return p, nil
 }
 
-// network adds the network namespace, the proxy environment and the
-// credential placeholder to the argv, and returns what init must open
+// network adds the cover of the login (when the credentials file exists)
+// and the proxy environment to the plan, and returns what init must open
 // inside. env holds the variables passed from the caller by name; the
 // entries set here replace theirs.
-func network(b *argv, c *Conf, l Launch, env map[string]envValue) (listen []string, err error) {
-	home := l.Home
+func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar, credentials bool) (listen []string) {
 	if l.AuthToken != "" {
 		for _, v := range credentialVars {
 			delete(env, v)
 		}
-		cred := filepath.Join(home, CredentialsFile)
-		if isLink(cred) {
-			return nil, fmt.Errorf("%s is a symbolic link; the sandbox hides the login, which it cannot do through a link; replace the link with a copy of its target", cred)
-		}
-		if exists(cred) {
-			b.add("--ro-bind", "/dev/null", cred)
+		if credentials {
+			plan.add(OpRoBind, "/dev/null", filepath.Join(l.Home, CredentialsFile), RuleCredentialsFile, "Claude Code's login: with credentials = proxy it stays outside, where the launcher's credential proxy adds it to Claude's requests")
 		}
 		addr := l.AuthAddr
 		if c.NetworkMode() == NetworkAllowlist {
 			addr = AuthProxyAddr
 		}
-		env["ANTHROPIC_BASE_URL"] = envValue{"http://" + addr, ""}
-		env["ANTHROPIC_AUTH_TOKEN"] = envValue{l.AuthToken, "<session-token>"}
+		env["ANTHROPIC_BASE_URL"] = launcherVar("ANTHROPIC_BASE_URL", "http://"+addr, "the launcher's credential proxy, which adds the login outside the sandbox")
+		token := launcherVar("ANTHROPIC_AUTH_TOKEN", l.AuthToken, "a session token, which only the launcher's credential proxy accepts")
+		token.Shown = ShownSessionToken
+		env["ANTHROPIC_AUTH_TOKEN"] = token
 	}
 	if c.NetworkMode() != NetworkAllowlist {
 		if l.AuthToken != "" {
-			// The caller's proxy must not be asked for the launcher's loopback.
-			for _, n := range []string{"NO_PROXY", "no_proxy"} {
-				if old, ok := env[n]; ok && old.value != "" {
-					if !slices.Contains(strings.Split(old.value, ","), "127.0.0.1") {
-						env[n] = envValue{old.value + ",127.0.0.1", old.shown + ",127.0.0.1"}
-					}
-				} else {
-					env[n] = envValue{"127.0.0.1", ""}
-				}
-			}
+			noProxyLoopback(env)
 		}
-		return nil, nil
+		return nil
 	}
-	b.add("--unshare-net")
 	proxy := "http://" + EgressProxyAddr
 	for _, n := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
-		env[n] = envValue{proxy, ""}
+		env[n] = launcherVar(n, proxy, "the launcher's egress proxy, the one way out")
 	}
 	// The proxy speaks HTTP; a SOCKS ALL_PROXY from the caller would only fail.
 	delete(env, "ALL_PROXY")
 	delete(env, "all_proxy")
 	for _, n := range []string{"NO_PROXY", "no_proxy"} {
-		env[n] = envValue{"127.0.0.1,localhost,::1", ""}
+		env[n] = launcherVar(n, "127.0.0.1,localhost,::1", "the sandbox's own loopback, where no proxy is needed")
 	}
-	// Node 24's fetch honours the proxy variables only when asked to.
-	env["NODE_USE_ENV_PROXY"] = envValue{"1", ""}
-	// Telemetry and error reports would only be refused and logged.
-	env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = envValue{"1", ""}
+	env["NODE_USE_ENV_PROXY"] = launcherVar("NODE_USE_ENV_PROXY", "1", "Node 24's fetch honours the proxy variables only when asked to")
+	env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = launcherVar("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1", "telemetry and error reports would only be refused and logged")
 	listen = []string{EgressProxyAddr}
 	if l.AuthToken != "" {
 		listen = append(listen, AuthProxyAddr)
 	}
-	return listen, nil
+	return listen
 }
 
-// envValue is a variable's value and how the redacted argv shows it ("" for
-// as it is).
-type envValue struct{ value, shown string }
+// noProxyLoopback keeps the caller's proxy from being asked for the
+// launcher's credential proxy on loopback, in open mode.
+func noProxyLoopback(env map[string]EnvVar) {
+	const why = "the caller's proxy must not be asked for the credential proxy on loopback"
+	for _, n := range []string{"NO_PROXY", "no_proxy"} {
+		old, ok := env[n]
+		switch {
+		case !ok || old.Value == "":
+			env[n] = launcherVar(n, "127.0.0.1", why)
+		case !slices.Contains(strings.Split(old.Value, ","), "127.0.0.1"):
+			old.Value, old.Shown, old.Why = old.Value+",127.0.0.1", old.Shown+",127.0.0.1", old.Why+", and 127.0.0.1 added: "+why
+			env[n] = old
+		}
+	}
+}
 
 func isLink(p string) bool {
 	fi, err := os.Lstat(p)

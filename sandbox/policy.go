@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/claude-sandbox/claude-sandbox/egress"
 )
 
 // Fixed paths of the product.
@@ -47,9 +45,38 @@ var defaultProtect = []protectedPath{
 	{".mcp.json", "a Claude Code started outside the sandbox starts its MCP servers"},
 }
 
-// MaskedDirs are hidden behind an empty tmpfs when they exist: other users'
-// homes, other projects, runtime sockets and secrets, shared temp files.
-var MaskedDirs = []string{"/home", "/root", "/run", "/tmp", "/var/tmp", "/var/run", "/workspaces", "/mnt", "/media"}
+// masks are hidden behind an empty tmpfs when they exist, and why.
+var masks = []struct{ dir, what string }{
+	{"/home", "other users' homes"},
+	{"/root", "root's home"},
+	{"/run", "runtime sockets (Docker, dbus, ssh-agent), pid files and secrets (/run/secrets)"},
+	{"/tmp", "shared temporary files and sockets (X11, VS Code's IPC)"},
+	{"/var/tmp", "shared temporary files"},
+	{"/var/run", "runtime sockets and secrets, where /var/run is not a link to /run"},
+	{"/workspaces", "other projects"},
+	{"/mnt", "mounted volumes"},
+	{"/media", "mounted volumes"},
+}
+
+// MaskedDirs are the directories of masks: other users' homes, other
+// projects, runtime sockets and secrets, shared temp files.
+var MaskedDirs = func() []string {
+	var out []string
+	for _, m := range masks {
+		out = append(out, m.dir)
+	}
+	return out
+}()
+
+// maskWhy says what the mask over dir hides.
+func maskWhy(dir string) string {
+	for _, m := range masks {
+		if m.dir == dir {
+			return "hidden behind an empty tmpfs: " + m.what
+		}
+	}
+	return "hidden behind an empty tmpfs"
+}
 
 // systemDirs may never be a workspace or allow-write path, nor contain one.
 var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr", "/var/lib", "/var/run"}
@@ -58,13 +85,27 @@ var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/l
 // system, so they can never be the workspace themselves.
 var notWorkspaces = []string{"/", "/var", "/home", "/root", "/tmp", "/var/tmp", "/workspaces", "/mnt", "/media", "/opt", "/srv"}
 
-// ClaudeReadOnly are the parts of ~/.claude a session could use to plant
-// code for later sessions or other containers: user settings (hooks live
-// there), hook scripts, plugins (which carry hooks and MCP servers), and
-// an older installer's ~/.claude/local, whose `claude` a shell alias and
-// other tools run outside. The launcher creates them if missing so they
-// can be bound.
-var ClaudeReadOnly = []string{".claude/settings.json", ".claude/hooks", ".claude/plugins", ".claude/local"}
+// claudeReadOnly are the parts of ~/.claude a session could use to plant
+// code for later sessions or other containers. The launcher creates them
+// if missing so they can be bound.
+var claudeReadOnly = []homePath{
+	{".claude/settings.json", "the user's settings, where hooks live: a session could plant hooks that later sessions and other containers run"},
+	{".claude/hooks", "hook scripts, which later sessions and other containers run"},
+	{".claude/plugins", "plugins carry hooks and MCP servers, which later sessions and other containers run"},
+	{".claude/local", "an older installer's Claude Code, whose claude a shell alias and other tools run outside the sandbox"},
+}
+
+// A homePath is a path relative to the home, and why the policy holds it.
+type homePath struct{ rel, why string }
+
+// ClaudeReadOnly are the paths of claudeReadOnly.
+var ClaudeReadOnly = func() []string {
+	var out []string
+	for _, p := range claudeReadOnly {
+		out = append(out, p.rel)
+	}
+	return out
+}()
 
 // Launch holds the facts of one launch. Paths are absolute with symlinks
 // resolved.
@@ -89,42 +130,6 @@ type Launch struct {
 	// the launcher proxies the credential; "" when it does not.
 	AuthToken string
 	AuthAddr  string // the credential proxy's address in open mode
-	// GitWalk, when set, keeps the walk for git repositories between plans
-	// of one launch; nil walks at every plan.
-	GitWalk *GitWalk
-}
-
-// Plan is everything needed to start the sandbox.
-type Plan struct {
-	Workspace string
-	Args      []string // bwrap options, written to the --args fd (they carry the environment)
-	Redacted  []string // Args with values copied from the caller shown as <passed>
-	Command   []string // what bwrap runs, after "--" on its command line: init, then Claude
-	Claude    []string // the command init execs
-	Caches    []string // the sandbox-cache directories outside, which the launcher creates if missing
-	// CommandFiles are the files under ~/.claude that the user's settings
-	// name as commands and that are missing: the launcher creates them
-	// empty so they can be bound read-only.
-	CommandFiles []string
-	// Listen are the loopback addresses init opens inside the sandbox's
-	// network namespace and hands to the launcher: the egress proxy, then
-	// the credential proxy. Empty in open mode.
-	Listen []string
-	Egress *egress.Policy // what the egress proxy lets through; nil in open mode
-	// NameRules are names the sandbox may not create or write in a
-	// directory, because a program outside would obey a file of that name
-	// there (ADR 0014); PathRules are the protected paths missing at launch.
-	NameRules []NameRule
-	PathRules []PathRule
-	// InNamedDirs are names refused, with everything below them, in every
-	// directory of a given name the outside sees, whenever it appeared (a
-	// repository or a .claude directory made outside during the session
-	// too).
-	InNamedDirs []NamedDir
-	// OutsideNames are never created where the outside can see them, and
-	// Private are the sandbox's own file systems, where they may be.
-	OutsideNames []OutsideName
-	Private      []string
 }
 
 // A NamedDir is a directory name and the names refused, with everything
@@ -173,7 +178,7 @@ var outsideNames = []OutsideName{
 type NameRule struct {
 	Dir   string   // an existing directory, symlinks resolved
 	Names []string // names compared as they are, byte for byte
-	Why   string   // shown by argv --explain and in refusals
+	Why   string   // shown by argv and in refusals
 }
 
 // A PathRule keeps the sandbox from making or writing anything at or below
@@ -194,205 +199,6 @@ const (
 	StatusFD  = 5
 )
 
-// Build checks the conf against this launch and returns the plan. Every
-// refusal is an error naming what to change.
-func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
-	if l.Home == "/" || !filepath.IsAbs(l.Home) || underAny(l.Home, systemDirs) {
-		return nil, fmt.Errorf("user %s has home %q, which cannot be replaced by a private home; give the user a real home directory", l.User, l.Home)
-	}
-	ws, err := Workspace(c, l)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckCredentialMode(c, l.Environ); err != nil {
-		return nil, err
-	}
-	b := &argv{}
-	b.add("--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
-	b.add("--die-with-parent", "--cap-drop", "ALL", "--clearenv")
-	b.add("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
-	// Kernel settings are checked against the file's owner, not capabilities:
-	// a root session (uid 0, no capabilities) could otherwise set
-	// kernel.core_pattern to a program the host runs as root. bwrap covers
-	// sysrq-trigger, irq and bus, but not sys.
-	b.add("--ro-bind", "/proc/sys", "/proc/sys")
-	private := []string{"/run"}
-	b.add("--tmpfs", "/run") // always: the inside marker lives there
-	for _, d := range l.Masks {
-		if d != "/run" {
-			b.add("--tmpfs", d)
-			private = append(private, d)
-		}
-	}
-	for _, f := range l.Keep {
-		b.add("--ro-bind", f, f)
-	}
-	b.add("--dir", filepath.Dir(InsideMarker), "--dir", InsideMarker)
-	b.add("--ro-bind", l.Launcher, InitPath)
-
-	home := l.Home
-	b.add("--tmpfs", home)
-	private = append(private, home)
-	b.add("--ro-bind", l.RealBinary, filepath.Join(home, ".local/bin/claude"))
-	b.add("--bind", filepath.Join(home, ".claude"), filepath.Join(home, ".claude"))
-	b.add("--bind", filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude.json"))
-	commands, err := ClaudeCommandFiles(home)
-	if err != nil {
-		return nil, err
-	}
-	readOnlyHome := append([]string{}, ClaudeReadOnly...)
-	var commandFiles []string
-	for _, p := range commands {
-		rel, _ := filepath.Rel(home, p)
-		readOnlyHome = append(readOnlyHome, rel)
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			commandFiles = append(commandFiles, p)
-		}
-	}
-	for _, p := range readOnlyHome {
-		// A link would defeat the read-only bind: the mount lands on its
-		// target, and the link itself, in the writable ~/.claude, could be
-		// replaced by a file of the session's. So would a link on the way
-		// below ~/.claude.
-		claudeDir := filepath.Join(home, ".claude")
-		for dir := filepath.Join(home, p); dir != claudeDir && within(claudeDir, dir); dir = filepath.Dir(dir) {
-			if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				rel, _ := filepath.Rel(home, dir)
-				return nil, fmt.Errorf("~/%s is a symbolic link; the sandbox keeps it read-only, which it cannot do through a link (the session could replace the link); replace the link with a copy of its target: t=$(readlink -f %s) && rm %s && cp -r \"$t\" %s", rel, dir, dir, dir)
-			}
-		}
-		b.add("--ro-bind", filepath.Join(home, p), filepath.Join(home, p))
-	}
-	// The IDE extension's lock files hold the port and token of a websocket
-	// whose tools run outside the sandbox.
-	b.add("--tmpfs", filepath.Join(home, ".claude/ide"))
-	noForge := c.NoForge || s.NoForge
-	for _, sh := range c.ShareHome {
-		rel := strings.TrimSuffix(sh.Value, "/")
-		if noForge && underAny(rel, forgeHome) {
-			continue
-		}
-		p := filepath.Join(home, rel)
-		b.add("--ro-bind-try", p, p)
-	}
-
-	protect := append([]protectedPath{}, defaultProtect...)
-	for _, p := range c.Protect {
-		protect = append(protect, protectedPath{p.Value, fmt.Sprintf("protect = %s in %s:%d", p.Value, c.Source, p.Line)})
-	}
-	for _, p := range s.Protect {
-		protect = append(protect, protectedPath{p, "CLAUDE_SANDBOX_PROTECT of the launching environment"})
-	}
-	derived, err := DerivedProtect(ws)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range derived {
-		protect = append(protect, protectedPath{p, "named by the dev container's configuration: a rebuild runs it"})
-	}
-	// Sandbox caches: home paths kept between sessions in a directory only
-	// the sandbox uses (ADR 0013).
-	roots := []string{ws} // where the sandbox can write
-	var caches []string
-	for _, sc := range c.SandboxCache {
-		dir := CacheDir(home, ws, sc.Value)
-		b.add("--bind", dir, filepath.Join(home, strings.TrimSuffix(sc.Value, "/")))
-		caches = append(caches, dir)
-	}
-	w := &writeCheck{ws: ws, home: home, passwdHomes: l.Homes, protect: protect, caches: c.SandboxCache,
-		product: map[string]string{c.Source: "the conf", l.RealBinary: "the real Claude Code binary"}}
-	for _, d := range c.AppendPath {
-		if r, err := filepath.EvalSymlinks(d.Value); err == nil {
-			w.path = append(w.path, r)
-		}
-		w.path = append(w.path, d.Value)
-	}
-	for _, k := range []struct {
-		key        string
-		lines      []Line
-		executable bool
-	}{{"allow-write", c.AllowWrite, false}, {"allow-write-executable", c.AllowWriteExecutable, true}} {
-		for _, aw := range k.lines {
-			p, err := w.check(aw.Value, k.executable)
-			if err != nil {
-				return nil, &ConfError{File: c.Source, Line: aw.Line, Msg: fmt.Sprintf("%s = %s %v", k.key, aw.Value, err)}
-			}
-			b.add("--bind", p, p)
-			roots = append(roots, p)
-		}
-	}
-
-	b.add("--bind", ws, ws)
-	git, err := protectGit(ws, roots, home, l.Environ, l.GitWalk)
-	if err != nil {
-		return nil, err
-	}
-	mounts, missing, err := protections(roots, append(relHolds(ws, protect), git.holds...))
-	if err != nil {
-		return nil, err
-	}
-	plan := &Plan{Workspace: ws, Caches: caches, CommandFiles: commandFiles,
-		NameRules: nameRules(mounts, append(missing, git.names...)), PathRules: pathRules(mounts, missing)}
-	for _, m := range mounts {
-		switch m.kind {
-		case pin:
-			b.add("--bind", m.path, m.path)
-		case readOnly:
-			b.add("--ro-bind", m.path, m.path)
-		}
-	}
-
-	if l.OutsideSettings != "" {
-		// A regular file: Claude Code stops at a settings file that is a
-		// device (/dev/null) with a dialog. Last, so that no bind lands on
-		// top of it.
-		if fi, err := os.Stat(l.InsideSettings); err != nil || !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s, which covers %s inside the sandbox, is missing; run `sudo claude-sandbox install`", l.InsideSettings, l.OutsideSettings)
-		}
-		b.add("--ro-bind", l.InsideSettings, l.OutsideSettings)
-	}
-	b.add("--chdir", l.Cwd, "--seccomp", fmt.Sprint(SeccompFD), "--json-status-fd", fmt.Sprint(StatusFD))
-	env := envFromCaller(c, noForge, l.Environ)
-	if plan.Listen, err = network(b, c, l, env); err != nil {
-		return nil, err
-	}
-	if plan.Listen != nil {
-		if plan.Egress, err = EgressPolicy(c, l.Environ, l.AuthToken != ""); err != nil {
-			return nil, err
-		}
-	}
-	names := make([]string, 0, len(env))
-	for n := range env {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		b.setenvShown(n, env[n].value, env[n].shown)
-	}
-	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	for _, d := range c.AppendPath {
-		path += ":" + d.Value
-	}
-	path += ":" + filepath.Join(home, ".local/bin")
-	if venv, ok := lookup(l.Environ, "VIRTUAL_ENV"); ok && filepath.IsAbs(venv) && !strings.Contains(venv, ":") {
-		path += ":" + filepath.Join(venv, "bin")
-	}
-	b.setenv("HOME", home)
-	b.setenv("USER", l.User)
-	b.setenv("LOGNAME", l.User)
-	b.setenv("SHELL", l.Shell)
-	b.setenv("PATH", path)
-	b.setenv("IS_SANDBOX", "1")
-	b.setenv("DISABLE_AUTOUPDATER", "1")
-
-	plan.Args, plan.Redacted = b.args, b.redacted
-	plan.OutsideNames, plan.Private = outsideNames, private
-	plan.InNamedDirs = namedDirs()
-	plan.Claude = append([]string{filepath.Join(home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
-	plan.Command = InitCommand(plan.Listen, private, plan.Claude)
-	return plan, nil
-}
-
 // ClaudeArgs drops --chrome; the launcher always adds --no-chrome.
 func ClaudeArgs(args []string) []string {
 	var out []string
@@ -408,28 +214,6 @@ func ClaudeArgs(args []string) []string {
 	return out
 }
 
-// envFromCaller is the allow-listed part of the caller's environment.
-func envFromCaller(c *Conf, noForge bool, environ []string) map[string]envValue {
-	extra := map[string]bool{}
-	for _, p := range c.PassEnv {
-		extra[p.Value] = true
-	}
-	if noForge {
-		for _, t := range ForgeTokens {
-			delete(extra, t)
-		}
-	}
-	env := map[string]envValue{}
-	for _, kv := range environ {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok || neverPassed(name) != "" || !(passedByDefault(name) || extra[name]) {
-			continue
-		}
-		env[name] = envValue{value, "<passed>"}
-	}
-	return env
-}
-
 func lookup(environ []string, name string) (string, bool) {
 	for _, kv := range environ {
 		if n, v, ok := strings.Cut(kv, "="); ok && n == name {
@@ -437,54 +221,6 @@ func lookup(environ []string, name string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// Workspace picks the writable root: the conf's workspace-root, else the git
-// top-level of the working directory, else the working directory.
-func Workspace(c *Conf, l Launch) (string, error) {
-	ws := c.WorkspaceRoot
-	if ws != "" {
-		resolved, err := filepath.EvalSymlinks(ws)
-		if err != nil {
-			return "", &ConfError{File: c.Source, Line: c.workspaceLine, Msg: fmt.Sprintf("workspace-root = %s: %v", ws, errors.Unwrap(err))}
-		}
-		ws = resolved
-		if !within(ws, l.Cwd) {
-			return "", fmt.Errorf("the working directory %s is outside workspace-root %s (set in %s:%d); start claude from inside it", l.Cwd, ws, c.Source, c.workspaceLine)
-		}
-	} else {
-		ws = gitTop(l.Cwd)
-	}
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("workspace %s is not a directory", ws)
-	}
-	why := ""
-	switch {
-	case contains(notWorkspaces, ws):
-		why = "it holds the system or other projects"
-	case underAny(ws, systemDirs):
-		why = "it is a system directory"
-	case within(ws, l.Home):
-		why = fmt.Sprintf("it is your home %s or contains it", l.Home)
-	case strings.HasPrefix(ws, l.Home+"/."):
-		why = "it is inside a hidden directory of your home, where shell, git and Claude settings live"
-	}
-	if why != "" {
-		return "", fmt.Errorf("refusing to use %s as the workspace: %s; start claude inside a project directory, or set workspace-root in %s", ws, why, ConfPath)
-	}
-	return ws, nil
-}
-
-// gitTop returns the nearest ancestor of dir holding .git, or dir itself.
-func gitTop(dir string) string {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		if d == "/" {
-			return dir
-		}
-	}
 }
 
 type mountKind int
@@ -497,6 +233,7 @@ const (
 type mount struct {
 	path string
 	kind mountKind
+	why  string
 }
 
 // missingName is a name the sandbox may not create, or write, in dir; for
@@ -512,90 +249,130 @@ type missingName struct{ dir, name, why, path string }
 // outside the roots (the workspace and the allow-write paths) are left
 // alone: the sandbox cannot write there.
 func protections(roots []string, holds []hold) ([]mount, []missingName, error) {
-	kinds := map[string]mountKind{}
-	var missing []missingName
-	queue := append([]hold{}, holds...)
-	for i := 0; i < len(queue); i++ {
-		h := queue[i]
-		root := rootOf(roots, h.path)
-		if root == "" {
-			// Outside the roots as written; a link may still lead inside.
-			h.path = resolvePrefix(h.path)
-			if root = rootOf(roots, h.path); root == "" {
-				continue
-			}
-		}
-		if h.path == root {
-			continue
-		}
-		rel, _ := filepath.Rel(root, h.path)
-		parts := strings.Split(rel, "/")
-		cur := root
-	walk:
-		for j, part := range parts {
-			parent := cur
-			cur = filepath.Join(cur, part)
-			last := j == len(parts)-1
-			fi, err := os.Lstat(cur)
-			switch {
-			case errors.Is(err, fs.ErrNotExist) && last:
-				missing = append(missing, missingName{parent, part, whyOr(h.why), h.path})
-			case errors.Is(err, fs.ErrNotExist):
-				// A directory on the way may be made (.claude/ for the
-				// project's commands and skills); the path rule lets it be
-				// made empty and refuses everything else there.
-				missing = append(missing, missingName{why: whyOr(h.why), path: h.path})
-			case err != nil:
-				return nil, nil, fmt.Errorf("protected path %s: %v", cur, err)
-			case fi.Mode()&fs.ModeSymlink != 0 && h.exact:
-				return nil, nil, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only; replace it with the real directory or file", cur)
-			case fi.Mode()&fs.ModeSymlink != 0:
-				// The link's name is refused, so it cannot be replaced once
-				// removed; what it leads to is held in its place.
-				missing = append(missing, missingName{parent, part, h.why, ""})
-				if target, err := os.Readlink(cur); err == nil && len(queue) < len(holds)+maxLinkHolds {
-					if !filepath.IsAbs(target) {
-						target = filepath.Join(parent, target)
-					}
-					h.path = filepath.Join(append([]string{target}, parts[j+1:]...)...)
-					queue = append(queue, h)
-				}
-			case last && h.pin:
-				if _, ok := kinds[cur]; !ok && fi.IsDir() {
-					kinds[cur] = pin
-				}
-			case last || !fi.IsDir():
-				kinds[cur] = readOnly
-				// The name is refused too: a program outside that replaces
-				// the file (an editor's save, git's rename of config.lock)
-				// dissolves the sandbox's mount on it.
-				missing = append(missing, missingName{parent, part, whyOr(h.why), ""})
-			default:
-				if _, ok := kinds[cur]; !ok {
-					kinds[cur] = pin
-				}
-				continue
-			}
-			break walk
+	pr := &protector{roots: roots, kinds: map[string]mount{}, queue: append([]hold{}, holds...), limit: len(holds) + maxLinkHolds}
+	for i := 0; i < len(pr.queue); i++ {
+		if err := pr.hold(pr.queue[i]); err != nil {
+			return nil, nil, err
 		}
 	}
-	paths := make([]string, 0, len(kinds))
-	for p := range kinds {
+	return pr.mounts(), pr.missing, nil
+}
+
+// protector is one run of protections.
+type protector struct {
+	roots   []string
+	kinds   map[string]mount // by path
+	missing []missingName
+	queue   []hold // the holds, and those links add
+	limit   int    // how long the queue may grow
+}
+
+// hold walks from the root that holds h down to h.
+func (pr *protector) hold(h hold) error {
+	root := rootOf(pr.roots, h.path)
+	if root == "" {
+		// Outside the roots as written; a link may still lead inside.
+		h.path = resolvePrefix(h.path)
+		if root = rootOf(pr.roots, h.path); root == "" {
+			return nil
+		}
+	}
+	if h.path == root {
+		return nil
+	}
+	rel, _ := filepath.Rel(root, h.path)
+	parts := strings.Split(rel, "/")
+	parent := root
+	for j, part := range parts {
+		more, err := pr.step(h, parent, part, parts[j+1:])
+		if err != nil || !more {
+			return err
+		}
+		parent = filepath.Join(parent, part)
+	}
+	return nil
+}
+
+// step looks at parent/part on the way to h, rest being the way on below
+// it, and reports whether the walk goes on.
+func (pr *protector) step(h hold, parent, part string, rest []string) (bool, error) {
+	cur := filepath.Join(parent, part)
+	last := len(rest) == 0
+	fi, err := os.Lstat(cur)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		pr.absent(h, parent, part, last)
+	case err != nil:
+		return false, fmt.Errorf("protected path %s: %v", cur, err)
+	case fi.Mode()&fs.ModeSymlink != 0 && h.exact:
+		return false, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only (%s); replace it with the real directory or file", cur, whyOr(h.why))
+	case fi.Mode()&fs.ModeSymlink != 0:
+		pr.link(h, parent, part, rest)
+	case last && h.pin:
+		if _, ok := pr.kinds[cur]; !ok && fi.IsDir() {
+			pr.kinds[cur] = mount{cur, pin, whyPinGitDir}
+		}
+	case last || !fi.IsDir():
+		pr.kinds[cur] = mount{cur, readOnly, whyOr(h.why)}
+		// The name is refused too: a program outside that replaces the
+		// file (an editor's save, git's rename of config.lock) dissolves
+		// the sandbox's mount on it.
+		pr.missing = append(pr.missing, missingName{parent, part, whyOr(h.why), ""})
+	default:
+		if _, ok := pr.kinds[cur]; !ok {
+			pr.kinds[cur] = mount{cur, pin, whyPin}
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// absent refuses a missing h: at its first missing component, and as a
+// path rule. A directory on the way may be made (.claude/ for the
+// project's commands and skills); the path rule lets it be made empty and
+// refuses everything else there.
+func (pr *protector) absent(h hold, parent, part string, last bool) {
+	if last {
+		pr.missing = append(pr.missing, missingName{parent, part, whyOr(h.why), h.path})
+		return
+	}
+	pr.missing = append(pr.missing, missingName{why: whyOr(h.why), path: h.path})
+}
+
+// link refuses the name of a link on the way to h, so it cannot be
+// replaced once removed, and holds what it leads to in its place.
+func (pr *protector) link(h hold, parent, part string, rest []string) {
+	pr.missing = append(pr.missing, missingName{parent, part, h.why, ""})
+	target, err := os.Readlink(filepath.Join(parent, part))
+	if err != nil || len(pr.queue) >= pr.limit {
+		return
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(parent, target)
+	}
+	h.path = filepath.Join(append([]string{target}, rest...)...)
+	pr.queue = append(pr.queue, h)
+}
+
+// mounts are the mounts found, parents before children so that later
+// mounts land on top, without those below a read-only path, which is
+// held already.
+func (pr *protector) mounts() []mount {
+	paths := make([]string, 0, len(pr.kinds))
+	for p := range pr.kinds {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	var out []mount
 	for _, p := range paths {
-		// Anything below a read-only path is already held.
 		if !heldBy(out, p) {
-			out = append(out, mount{p, kinds[p]})
+			out = append(out, pr.kinds[p])
 		}
 	}
-	// Parents before children, so later mounts land on top.
 	sort.SliceStable(out, func(i, j int) bool {
 		return strings.Count(out[i].path, "/") < strings.Count(out[j].path, "/")
 	})
-	return out, missing, nil
+	return out
 }
 
 // pathRules are the protected paths missing at launch, but for those below
@@ -621,6 +398,10 @@ func whyOr(why string) string {
 	}
 	return "a protected path: a program outside the sandbox runs or obeys it"
 }
+
+const whyPinGitDir = "a git directory git outside enters, bound onto itself: a mount point cannot be renamed, so it cannot be moved aside and replaced"
+
+const whyPin = "a directory on the way to a protected path, bound onto itself: a mount point cannot be renamed, so the protection cannot be moved aside"
 
 // maxLinkHolds bounds the holds that links add, so links in a circle end.
 const maxLinkHolds = 64
@@ -657,25 +438,6 @@ func resolvePrefix(p string) string {
 		}
 		rest = filepath.Join(filepath.Base(d), rest)
 	}
-}
-
-type argv struct{ args, redacted []string }
-
-func (b *argv) add(a ...string) {
-	b.args = append(b.args, a...)
-	b.redacted = append(b.redacted, a...)
-}
-
-func (b *argv) setenv(name, value string) { b.setenvShown(name, value, "") }
-
-// setenvShown sets a variable that the redacted argv shows as shown, or as
-// it is when shown is "".
-func (b *argv) setenvShown(name, value, shown string) {
-	b.args = append(b.args, "--setenv", name, value)
-	if shown == "" {
-		shown = value
-	}
-	b.redacted = append(b.redacted, "--setenv", name, shown)
 }
 
 // within reports whether p is dir or below it.

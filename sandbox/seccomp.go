@@ -197,42 +197,70 @@ var unknown = accumulator{arg: -1}
 // accumulator does not hold it already, and reports what the accumulator
 // holds when the rule does not match (the next rule starts from there).
 func compileRule(r rule, acc accumulator) (code []insn, failed accumulator) {
-	const toNext = -1 // the rule after this one; patched below
-	type jumping struct {
-		insn
-		onTrue, onFalse int
-	}
 	var out []jumping
 	var states []accumulator // the accumulator where each condition can fail
 	for _, c := range r.when {
-		want := accumulator{c.arg, c.mask}
-		if acc != want {
-			if acc.arg != c.arg || acc.mask != 0 {
-				out = append(out, jumping{insn: insn{code: ldAbs, k: offArg(c.arg)}})
-			}
-			if c.mask != 0 {
-				out = append(out, jumping{insn: insn{code: andK, k: c.mask}})
-			}
-			acc = want
-		}
-		switch c.test {
-		case isOneOf:
-			for j, v := range c.values {
-				if j < len(c.values)-1 {
-					out = append(out, jumping{insn: insn{code: jeq, k: v}, onTrue: len(c.values) - 1 - j})
-				} else {
-					out = append(out, jumping{insn: insn{code: jeq, k: v}, onFalse: toNext})
-				}
-			}
-		case isNot:
-			out = append(out, jumping{insn: insn{code: jeq, k: c.values[0]}, onTrue: toNext})
-		case hasAny:
-			out = append(out, jumping{insn: insn{code: jset, k: c.values[0]}, onFalse: toNext})
-		}
+		out = append(out, load(&acc, c)...)
+		out = append(out, check(c)...)
 		states = append(states, acc)
 	}
 	out = append(out, jumping{insn: ret(r.action)})
-	code = make([]insn, len(out))
+	return patch(out), failedState(states)
+}
+
+// A jumping instruction jumps by instructions, or to the rule after this
+// one (toNext), which patch turns into offsets.
+type jumping struct {
+	insn
+	onTrue, onFalse int
+}
+
+const toNext = -1
+
+// load brings the condition's argument, masked, into the accumulator,
+// unless it is there already.
+func load(acc *accumulator, c cond) []jumping {
+	want := accumulator{c.arg, c.mask}
+	if *acc == want {
+		return nil
+	}
+	var out []jumping
+	if acc.arg != c.arg || acc.mask != 0 {
+		out = append(out, jumping{insn: insn{code: ldAbs, k: offArg(c.arg)}})
+	}
+	if c.mask != 0 {
+		out = append(out, jumping{insn: insn{code: andK, k: c.mask}})
+	}
+	*acc = want
+	return out
+}
+
+// check goes on to the next condition when the accumulator passes c, and to
+// the next rule when it fails.
+func check(c cond) []jumping {
+	switch c.test {
+	case isOneOf:
+		var out []jumping
+		for j, v := range c.values {
+			if j < len(c.values)-1 {
+				out = append(out, jumping{insn: insn{code: jeq, k: v}, onTrue: len(c.values) - 1 - j})
+			} else {
+				out = append(out, jumping{insn: insn{code: jeq, k: v}, onFalse: toNext})
+			}
+		}
+		return out
+	case isNot:
+		return []jumping{{insn: insn{code: jeq, k: c.values[0]}, onTrue: toNext}}
+	case hasAny:
+		return []jumping{{insn: insn{code: jset, k: c.values[0]}, onFalse: toNext}}
+	}
+	return nil
+}
+
+// patch turns the jumps to the next rule into offsets past the rule's
+// return, its last instruction.
+func patch(out []jumping) []insn {
+	code := make([]insn, len(out))
 	for i, j := range out {
 		pastReturn := len(out) - 1 - i
 		if j.onTrue == toNext {
@@ -244,7 +272,13 @@ func compileRule(r rule, acc accumulator) (code []insn, failed accumulator) {
 		code[i] = j.insn
 		code[i].jt, code[i].jf = jump(j.onTrue), jump(j.onFalse)
 	}
-	failed = unknown // a rule without conditions always matches
+	return code
+}
+
+// failedState is what the accumulator holds when the rule does not match:
+// the same at every condition, or unknown.
+func failedState(states []accumulator) accumulator {
+	failed := unknown // a rule without conditions always matches
 	for i, s := range states {
 		if i == 0 {
 			failed = s
@@ -252,7 +286,7 @@ func compileRule(r rule, acc accumulator) (code []insn, failed accumulator) {
 			failed = unknown
 		}
 	}
-	return code, failed
+	return failed
 }
 
 // jump is a BPF jump offset, which has 8 bits.

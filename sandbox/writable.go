@@ -90,8 +90,15 @@ func resolvedNote(p, resolved string) string {
 }
 
 // defeats lists why binding resolved (written as p) read-write would defeat
-// the sandbox, whatever the admin accepts.
+// the sandbox, whatever the admin accepts, the most basic first.
 func (w *writeCheck) defeats(p, resolved string) []string {
+	why := w.defeatsPlaces(resolved)
+	why = append(why, w.defeatsGuards(p, resolved)...)
+	return append(why, w.defeatsHeld(resolved)...)
+}
+
+// defeatsPlaces: the system, a home, the workspace, or what holds one.
+func (w *writeCheck) defeatsPlaces(resolved string) []string {
 	var why []string
 	if resolved == "/" || contains(notWorkspaces, resolved) || underAny(resolved, systemDirs) {
 		why = append(why, "is a system directory")
@@ -108,6 +115,13 @@ func (w *writeCheck) defeats(p, resolved string) []string {
 	if within(resolved, w.ws) {
 		why = append(why, "is the workspace or contains it")
 	}
+	return why
+}
+
+// defeatsGuards: what decides how a user's next shell, login or Claude
+// session starts.
+func (w *writeCheck) defeatsGuards(p, resolved string) []string {
+	var why []string
 	for _, g := range w.userGuards() {
 		if within(resolved, g) || within(g, resolved) {
 			why = append(why, fmt.Sprintf("exposes %s, which decides how your next shell, login or Claude session starts; no key makes it writable", g))
@@ -118,6 +132,12 @@ func (w *writeCheck) defeats(p, resolved string) []string {
 			why = append(why, fmt.Sprintf("exposes %s, which decides how the next shell, login or Claude session of its user starts; no key makes it writable", g))
 		}
 	}
+	return why
+}
+
+// defeatsHeld: what the policy holds itself, or binds over the path.
+func (w *writeCheck) defeatsHeld(resolved string) []string {
+	var why []string
 	for _, prot := range w.protect {
 		if pp := filepath.Join(w.ws, strings.TrimSuffix(prot.path, "/")); within(pp, resolved) || within(resolved, pp) {
 			why = append(why, fmt.Sprintf("is or holds the protected %s", pp))

@@ -65,7 +65,6 @@ type dialFunc func(network, address string, timeout time.Duration) (net.Conn, er
 type launchView struct {
 	launch sandbox.Launch
 	plan   *sandbox.Plan
-	policy policy
 }
 
 func gather(p launcher.Paths, environ []string, fds []descriptor, fdsErr error) *facts {
@@ -121,11 +120,7 @@ func (f *facts) recomputeLaunch() (*launchView, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := parsePolicy(plan.Args)
-	if err != nil {
-		return nil, err
-	}
-	return &launchView{launch: l, plan: plan, policy: pol}, nil
+	return &launchView{launch: l, plan: plan}, nil
 }
 
 // sessionAuth gives the launch the session token and the credential

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -112,60 +113,23 @@ func (f *facts) mountAt(path string) (mount, bool) {
 	return mount{}, false
 }
 
-// plannedMount is one mount of the plan's bwrap options.
-type plannedMount struct {
-	point string
-	kind  string // the bwrap option: --bind, --ro-bind, --ro-bind-try, --tmpfs, --dev or --proc
-}
-
-func (m plannedMount) readOnly() bool { return m.kind == "--ro-bind" || m.kind == "--ro-bind-try" }
-
-// policy is what the plan's bwrap options make: the mounts in order (later
-// ones land on top), and the environment.
-type policy struct {
-	mounts []plannedMount
-	env    map[string]string
-}
-
-// bwrapArity is the number of values each option the plan uses takes. An
-// option missing here stops verify, so a new policy rule cannot slip past it.
-var bwrapArity = map[string]int{
-	"--unshare-user": 0, "--unshare-ipc": 0, "--unshare-pid": 0, "--unshare-uts": 0, "--unshare-cgroup-try": 0, "--unshare-net": 0,
-	"--die-with-parent": 0, "--clearenv": 0, "--cap-drop": 1, "--chdir": 1, "--seccomp": 1, "--json-status-fd": 1,
-	"--dir": 1, "--setenv": 2,
-	"--bind": 2, "--ro-bind": 2, "--ro-bind-try": 2, "--tmpfs": 1, "--dev": 1, "--proc": 1,
-}
-
-func parsePolicy(args []string) (policy, error) {
-	pol := policy{env: map[string]string{}}
-	for i := 0; i < len(args); {
-		opt := args[i]
-		n, ok := bwrapArity[opt]
-		if !ok {
-			return policy{}, fmt.Errorf("the plan uses bwrap option %s, which verify does not know", opt)
+// finalMounts returns the last mount of the plan at each point: the one
+// on top. The directories the plan makes (--dir) are no mounts.
+func finalMounts(plan *sandbox.Plan) map[string]sandbox.Mount {
+	out := map[string]sandbox.Mount{}
+	for _, m := range plan.Mounts {
+		if m.Op != sandbox.OpDir {
+			out[m.Dest] = m
 		}
-		if i+n >= len(args) {
-			return policy{}, fmt.Errorf("the plan's bwrap option %s lacks its values", opt)
-		}
-		vals := args[i+1 : i+1+n]
-		switch opt {
-		case "--setenv":
-			pol.env[vals[0]] = vals[1]
-		case "--bind", "--ro-bind", "--ro-bind-try":
-			pol.mounts = append(pol.mounts, plannedMount{vals[1], opt})
-		case "--tmpfs", "--dev", "--proc":
-			pol.mounts = append(pol.mounts, plannedMount{vals[0], opt})
-		}
-		i += 1 + n
 	}
-	return pol, nil
+	return out
 }
 
-// final returns the last planned mount at each point: the one on top.
-func (p policy) final() map[string]plannedMount {
-	out := map[string]plannedMount{}
-	for _, m := range p.mounts {
-		out[m.point] = m
+// planEnv is the environment the plan gives the sandbox.
+func planEnv(plan *sandbox.Plan) map[string]string {
+	out := map[string]string{}
+	for _, v := range plan.Env {
+		out[v.Name] = v.Value
 	}
 	return out
 }
@@ -178,11 +142,11 @@ func (p policy) final() map[string]plannedMount {
 // of the plan counts when writable is set.
 func (f *facts) planned(m mount, writable bool) bool {
 	lv := f.launch
-	for _, pm := range lv.policy.final() {
+	for _, pm := range finalMounts(lv.plan) {
 		switch {
-		case (pm.kind == "--dev" || pm.kind == "--proc") && within(pm.point, m.point):
+		case (pm.Op == sandbox.OpDev || pm.Op == sandbox.OpProc) && within(pm.Dest, m.point):
 			return true
-		case pm.point == m.point && !(writable && pm.readOnly()):
+		case pm.Dest == m.point && !(writable && pm.Op.ReadOnly()):
 			return true
 		}
 	}

@@ -402,9 +402,5 @@ func policyEnv(t *testing.T, c *sandbox.Conf, l sandbox.Launch) map[string]strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := parsePolicy(plan.Args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pol.env
+	return planEnv(plan)
 }

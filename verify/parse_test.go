@@ -169,47 +169,33 @@ func testPlan(t *testing.T, conf string) *sandbox.Plan {
 	return plan
 }
 
-// Every bwrap option the policy uses is one verify knows, so a new rule in
-// sandbox.Build cannot slip past planned-mounts and writable-mounts.
-func TestParsePolicyKnowsEveryOption(t *testing.T) {
+// The mount on top at each point is the plan's last there, and the plan's
+// directories are no mounts.
+func TestFinalMounts(t *testing.T) {
 	plan := testPlan(t, "share-home = .gitconfig\npass-env = MY_VAR\n")
-	pol, err := parsePolicy(plan.Args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pol.env["TERM"] != "xterm" || pol.env["IS_SANDBOX"] != "1" || pol.env["SECRET"] != "" {
-		t.Errorf("policy environment = %v", pol.env)
-	}
-	final := pol.final()
-	for point, kind := range map[string]string{
-		"/":    "--ro-bind",
-		"/dev": "--dev", "/proc": "--proc", "/run": "--tmpfs", "/tmp": "--tmpfs",
-		plan.Workspace:                                    "--bind",
-		plan.Workspace + "/.git/config":                   "--ro-bind",
-		plan.Workspace + "/.git":                          "--bind",
-		filepath.Dir(plan.Workspace) + "/home/.gitconfig": "--ro-bind-try",
+	final := finalMounts(plan)
+	for point, op := range map[string]sandbox.Op{
+		"/":    sandbox.OpRoBind,
+		"/dev": sandbox.OpDev, "/proc": sandbox.OpProc, "/run": sandbox.OpTmpfs, "/tmp": sandbox.OpTmpfs,
+		plan.Workspace:                                    sandbox.OpBind,
+		plan.Workspace + "/.git/config":                   sandbox.OpRoBind,
+		plan.Workspace + "/.git":                          sandbox.OpBind,
+		filepath.Dir(plan.Workspace) + "/home/.gitconfig": sandbox.OpRoBindTry,
 	} {
-		if got := final[point].kind; got != kind {
-			t.Errorf("planned mount at %s is %q, want %q", point, got, kind)
+		if got := final[point].Op; got != op {
+			t.Errorf("planned mount at %s is %q, want %q", point, got, op)
 		}
 	}
-}
-
-func TestParsePolicyRefusesUnknown(t *testing.T) {
-	for _, args := range [][]string{{"--overlay-src", "/x"}, {"--bind", "/only-one"}} {
-		if _, err := parsePolicy(args); err == nil {
-			t.Errorf("parsePolicy(%q) accepted it", args)
-		}
+	if m, ok := final[sandbox.InsideMarker]; ok {
+		t.Errorf("the inside marker, a directory, is taken for a mount: %+v", m)
 	}
-}
-
-func TestFinalIsTheLastMount(t *testing.T) {
-	pol, err := parsePolicy([]string{"--tmpfs", "/run", "--ro-bind", "/run", "/run"})
-	if err != nil {
-		t.Fatal(err)
+	env := planEnv(plan)
+	if env["TERM"] != "xterm" || env["IS_SANDBOX"] != "1" || env["SECRET"] != "" {
+		t.Errorf("policy environment = %v", env)
 	}
-	if got := pol.final()["/run"].kind; got != "--ro-bind" {
-		t.Errorf("final()[/run] = %q, want the later --ro-bind", got)
+	over := &sandbox.Plan{Mounts: []sandbox.Mount{{Op: sandbox.OpTmpfs, Dest: "/run"}, {Op: sandbox.OpRoBind, Source: "/run", Dest: "/run"}}}
+	if got := finalMounts(over)["/run"].Op; got != sandbox.OpRoBind {
+		t.Errorf("finalMounts()[/run] = %q, want the later --ro-bind", got)
 	}
 }
 
@@ -224,9 +210,9 @@ func TestPlanned(t *testing.T) {
 			{point: "/home/u/.claude/settings.json", readOnly: true},
 		},
 		launch: &launchView{
-			plan: &sandbox.Plan{Workspace: "/w"},
-			policy: policy{mounts: []plannedMount{
-				{"/w", "--bind"}, {"/dev", "--dev"}, {"/home/u/.claude/settings.json", "--ro-bind"},
+			plan: &sandbox.Plan{Workspace: "/w", Mounts: []sandbox.Mount{
+				{Op: sandbox.OpBind, Source: "/w", Dest: "/w"}, {Op: sandbox.OpDev, Dest: "/dev"},
+				{Op: sandbox.OpRoBind, Source: "/home/u/.claude/settings.json", Dest: "/home/u/.claude/settings.json"},
 			}},
 		},
 	}

@@ -176,11 +176,11 @@ func launchEnvironment(f *facts) (string, error) {
 	if f.launchErr != nil {
 		return "", f.launchErr
 	}
-	lv := f.launch
+	planned := planEnv(f.launch.plan)
 	got := envMap(f.startEnv)
 	var extra, missing, differ []string
 	for name, value := range got {
-		want, ok := lv.policy.env[name]
+		want, ok := planned[name]
 		switch {
 		case name == "PWD":
 		case !ok:
@@ -189,7 +189,7 @@ func launchEnvironment(f *facts) (string, error) {
 			differ = append(differ, name)
 		}
 	}
-	for name := range lv.policy.env {
+	for name := range planned {
 		if _, ok := got[name]; !ok {
 			missing = append(missing, name)
 		}
@@ -207,7 +207,7 @@ func launchEnvironment(f *facts) (string, error) {
 	if len(problems) > 0 {
 		return "", fmt.Errorf("the environment of pid %d is not the policy's; %s", f.firstPID, strings.Join(problems, "; "))
 	}
-	return fmt.Sprintf("pid %d started with exactly the policy's %d variables (and bwrap's PWD)", f.firstPID, len(lv.policy.env)), nil
+	return fmt.Sprintf("pid %d started with exactly the policy's %d variables (and bwrap's PWD)", f.firstPID, len(planned)), nil
 }
 
 // secretVariables: no variable whose name marks a credential is set, in

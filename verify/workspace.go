@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,7 +37,7 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 		return "", err
 	}
 	ws := f.launch.plan.Workspace
-	final := f.launch.policy.final()
+	final := finalMounts(f.launch.plan)
 	points := make([]string, 0, len(final))
 	for point := range final {
 		if point != ws && within(ws, point) {
@@ -51,7 +52,7 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 		_, mounted := f.mountAt(point)
 		if !mounted && madeDuringSession(point) {
 			// Made outside since the launch: the warden holds it.
-			if final[point].readOnly() {
+			if final[point].Op.ReadOnly() {
 				if err := wardenRefuses(point); err != nil {
 					return "", fmt.Errorf("protected %s, made during the session: %v", rel, err)
 				}
@@ -59,7 +60,7 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 			}
 			continue
 		}
-		if final[point].readOnly() {
+		if final[point].Op.ReadOnly() {
 			if _, err := readOnly(point); err != nil {
 				return "", fmt.Errorf("protected %s: %v", rel, err)
 			}
@@ -89,7 +90,7 @@ func plannedMounts(f *facts) (string, error) {
 	if err := firstError(f.mountsErr, f.launchErr); err != nil {
 		return "", err
 	}
-	final := f.launch.policy.final()
+	final := finalMounts(f.launch.plan)
 	points := make([]string, 0, len(final))
 	for point := range final {
 		points = append(points, point)
@@ -100,15 +101,15 @@ func plannedMounts(f *facts) (string, error) {
 	for _, point := range points {
 		pm := final[point]
 		m, ok := f.mountAt(point)
-		wantFS := map[string]string{"--tmpfs": "tmpfs", "--dev": "tmpfs", "--proc": "proc"}[pm.kind]
+		wantFS := map[sandbox.Op]string{sandbox.OpTmpfs: "tmpfs", sandbox.OpDev: "tmpfs", sandbox.OpProc: "proc"}[pm.Op]
 		switch {
-		case !ok && pm.kind == "--ro-bind-try":
+		case !ok && pm.Op == sandbox.OpRoBindTry:
 			absent++
 		case !ok && within(f.launch.plan.Workspace, point) && madeDuringSession(point):
 			later++
 		case !ok:
 			wrong = append(wrong, point+" is not mounted")
-		case m.readOnly != pm.readOnly():
+		case m.readOnly != pm.Op.ReadOnly():
 			wrong = append(wrong, fmt.Sprintf("%s is %s", point, map[bool]string{true: "read-only", false: "writable"}[m.readOnly]))
 		case wantFS != "" && m.fsType != wantFS:
 			wrong = append(wrong, fmt.Sprintf("%s is %s, not %s", point, m.fsType, wantFS))

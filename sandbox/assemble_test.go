@@ -1,0 +1,319 @@
+package sandbox
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The assembly step reads nothing: every path here is made up, and none
+// exists on the machine that runs the test.
+
+func testLaunch() Launch {
+	return Launch{User: "u", Home: "/nonexistent/home/u", Shell: "/bin/sh", Cwd: "/nonexistent/w/src",
+		RealBinary: "/nonexistent/real-claude", Launcher: "/nonexistent/claude-sandbox", Masks: []string{"/run", "/tmp"}}
+}
+
+func testResolved() *Resolved {
+	return &Resolved{workspace: "/nonexistent/w", workspaceWhy: "the test's"}
+}
+
+func testConf(t *testing.T, text string) *Conf {
+	t.Helper()
+	c, err := ParseConf("test.conf", strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// mountLines are "rule op dest" per mount, the home written as ~ and the
+// workspace as W.
+func mountLines(p *Plan) []string {
+	var out []string
+	for _, m := range p.Mounts {
+		dest := strings.Replace(strings.Replace(m.Dest, "/nonexistent/home/u", "~", 1), "/nonexistent/w", "W", 1)
+		out = append(out, fmt.Sprintf("%s %s %s", m.Rule, m.Op, dest))
+	}
+	return out
+}
+
+func TestAssembleMountOrder(t *testing.T) {
+	r := testResolved()
+	r.commands = []string{"/nonexistent/home/u/.claude/statusline.sh"}
+	r.writes = []write{{path: "/nonexistent/cache", key: "allow-write", line: Line{"/nonexistent/cache", 3}}}
+	r.held = []mount{
+		{"/nonexistent/w/.git", pin, whyPinGitDir},
+		{"/nonexistent/w/.git/config", readOnly, whyGitDir},
+	}
+	r.credentials = true
+	l := testLaunch()
+	l.Keep = []string{"/run/systemd/resolve/stub-resolv.conf"}
+	l.OutsideSettings, l.InsideSettings = "/nonexistent/outside.json", "/nonexistent/inside.json"
+	l.AuthToken = "claude-sandbox-session-x"
+	c := testConf(t, "share-home = .gitconfig\nsandbox-cache = go/pkg/mod\n")
+	got := mountLines(Assemble(c, SessionEnv{}, l, r))
+	want := []string{
+		"root --ro-bind /",
+		"dev --dev /dev",
+		"proc --proc /proc",
+		"proc-sys --ro-bind /proc/sys",
+		"mask --tmpfs /run",
+		"mask --tmpfs /tmp",
+		"keep --ro-bind /run/systemd/resolve/stub-resolv.conf",
+		"inside-marker --dir /run/claude-sandbox",
+		"inside-marker --dir /run/claude-sandbox/inside",
+		"init --ro-bind /run/claude-sandbox/claude-sandbox",
+		"home --tmpfs ~",
+		"real-binary --ro-bind ~/.local/bin/claude",
+		"claude-state --bind ~/.claude",
+		"claude-state --bind ~/.claude.json",
+		"claude-read-only --ro-bind ~/.claude/settings.json",
+		"claude-read-only --ro-bind ~/.claude/hooks",
+		"claude-read-only --ro-bind ~/.claude/plugins",
+		"claude-read-only --ro-bind ~/.claude/local",
+		"claude-read-only --ro-bind ~/.claude/statusline.sh",
+		"ide-locks --tmpfs ~/.claude/ide",
+		"share-home --ro-bind-try ~/.gitconfig",
+		"sandbox-cache --bind ~/go/pkg/mod",
+		"allow-write --bind /nonexistent/cache",
+		"workspace --bind W",
+		"pin --bind W/.git",
+		"protected --ro-bind W/.git/config",
+		"inside-settings --ro-bind /nonexistent/outside.json",
+		"credentials-file --ro-bind ~/.claude/.credentials.json",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mounts (-want +got):\n%s", diff)
+	}
+}
+
+// Every mount and variable says which rule made it and why.
+func TestAssembleGivesReasons(t *testing.T) {
+	r := testResolved()
+	r.held = []mount{{"/nonexistent/w/.vscode", readOnly, whyOr("")}}
+	l := testLaunch()
+	l.Environ = []string{"TERM=xterm", "MY_VAR=1"}
+	p := Assemble(testConf(t, "pass-env = MY_VAR\nshare-home = .gitconfig\n"), SessionEnv{}, l, r)
+	for _, m := range p.Mounts {
+		if m.Rule == "" || m.Why == "" || m.Dest == "" {
+			t.Errorf("a mount without its rule, reason or destination: %+v", m)
+		}
+	}
+	for _, ns := range p.Namespaces {
+		if ns.Why == "" {
+			t.Errorf("namespace %s has no reason", ns.Unshare)
+		}
+	}
+	for _, v := range p.Env {
+		if v.Source == "" || v.Why == "" {
+			t.Errorf("variable %s has no source or reason", v.Name)
+		}
+	}
+}
+
+// What each conf key adds to the plan, and takes away, against the
+// default conf.
+func TestAssembleConfKeys(t *testing.T) {
+	base := Assemble(testConf(t, ""), SessionEnv{}, testLaunch(), testResolved())
+	for _, tt := range []struct {
+		conf    string
+		session SessionEnv
+		environ []string
+		added   []string // mounts as mountLines, variables as "env NAME=SHOWN (SOURCE)", namespaces as "ns OPTION"
+		removed []string
+	}{{
+		conf:  "share-home = .gitconfig\nshare-home = .config/gh/\n",
+		added: []string{"share-home --ro-bind-try ~/.gitconfig", "share-home --ro-bind-try ~/.config/gh"},
+	}, {
+		conf:  "share-home = .gitconfig\nshare-home = .config/gh/\nno-forge\n",
+		added: []string{"share-home --ro-bind-try ~/.gitconfig"},
+	}, {
+		conf:    "share-home = .config/gh\n",
+		session: SessionEnv{NoForge: true},
+		added:   nil,
+	}, {
+		conf:  "sandbox-cache = go/pkg/mod/\n",
+		added: []string{"sandbox-cache --bind ~/go/pkg/mod"},
+	}, {
+		conf:    "network = open\n",
+		environ: []string{"HTTPS_PROXY=http://corp:3128"},
+		added:   []string{"env HTTPS_PROXY=<passed> (caller)"},
+		removed: []string{
+			"ns --unshare-net",
+			"env CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 (launcher)", "env HTTPS_PROXY=http://127.0.0.1:3128 (launcher)",
+			"env HTTP_PROXY=http://127.0.0.1:3128 (launcher)", "env NODE_USE_ENV_PROXY=1 (launcher)",
+			"env NO_PROXY=127.0.0.1,localhost,::1 (launcher)", "env http_proxy=http://127.0.0.1:3128 (launcher)",
+			"env https_proxy=http://127.0.0.1:3128 (launcher)", "env no_proxy=127.0.0.1,localhost,::1 (launcher)",
+		},
+	}, {
+		conf:    "pass-env = MY_VAR\npass-env = GH_TOKEN\n",
+		environ: []string{"MY_VAR=x", "GH_TOKEN=ghp", "OTHER=y"},
+		added:   []string{"env GH_TOKEN=<passed> (pass-env)", "env MY_VAR=<passed> (pass-env)"},
+	}, {
+		conf:    "pass-env = MY_VAR\npass-env = GH_TOKEN\nno-forge\n",
+		environ: []string{"MY_VAR=x", "GH_TOKEN=ghp"},
+		added:   []string{"env MY_VAR=<passed> (pass-env)"},
+	}, {
+		conf:    "append-path = /opt/tool/bin\n",
+		environ: []string{"VIRTUAL_ENV=/opt/venv"},
+		added: []string{"env VIRTUAL_ENV=<passed> (caller)",
+			"env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/tool/bin:/nonexistent/home/u/.local/bin:/opt/venv/bin (launcher)"},
+		removed: []string{"env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/nonexistent/home/u/.local/bin (launcher)"},
+	}} {
+		l := testLaunch()
+		l.Environ = tt.environ
+		p := Assemble(testConf(t, tt.conf), tt.session, l, testResolved())
+		added, removed := diffLines(planLines(base), planLines(p))
+		if diff := cmp.Diff(tt.added, added); diff != "" {
+			t.Errorf("%q: added (-want +got):\n%s", tt.conf, diff)
+		}
+		if diff := cmp.Diff(tt.removed, removed); diff != "" {
+			t.Errorf("%q: removed (-want +got):\n%s", tt.conf, diff)
+		}
+	}
+}
+
+func planLines(p *Plan) []string {
+	var out []string
+	for _, ns := range p.Namespaces {
+		out = append(out, "ns "+string(ns.Unshare))
+	}
+	out = append(out, mountLines(p)...)
+	for _, v := range p.Env {
+		out = append(out, fmt.Sprintf("env %s=%s (%s)", v.Name, v.Shown, v.Source))
+	}
+	return out
+}
+
+// diffLines returns the lines of b not in a, and of a not in b, each in
+// their order.
+func diffLines(a, b []string) (added, removed []string) {
+	for _, l := range b {
+		if !slices.Contains(a, l) {
+			added = append(added, l)
+		}
+	}
+	for _, l := range a {
+		if !slices.Contains(b, l) {
+			removed = append(removed, l)
+		}
+	}
+	return added, removed
+}
+
+// The environment: where each variable comes from, what never enters, and
+// the launcher's own last, whatever the caller set.
+func TestAssembleEnvSources(t *testing.T) {
+	l := testLaunch()
+	l.Environ = []string{"TERM=xterm", "LC_ALL=C", "MY_VAR=1", "SECRET=x", "LD_PRELOAD=/evil.so", "HOME=/elsewhere", "IS_SANDBOX=0", "ANTHROPIC_MODEL=m"}
+	p := Assemble(testConf(t, "network = open\npass-env = MY_VAR\n"), SessionEnv{}, l, testResolved())
+	var got []string
+	for _, v := range p.Env {
+		got = append(got, fmt.Sprintf("%s=%s (%s)", v.Name, v.Value, v.Source))
+	}
+	want := []string{
+		"ANTHROPIC_MODEL=m (caller)",
+		"LC_ALL=C (caller)",
+		"MY_VAR=1 (pass-env)",
+		"TERM=xterm (caller)",
+		"HOME=/nonexistent/home/u (launcher)",
+		"USER=u (launcher)",
+		"LOGNAME=u (launcher)",
+		"SHELL=/bin/sh (launcher)",
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/nonexistent/home/u/.local/bin (launcher)",
+		"IS_SANDBOX=1 (launcher)",
+		"DISABLE_AUTOUPDATER=1 (launcher)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("environment (-want +got):\n%s", diff)
+	}
+}
+
+// The redacted argv hides what the caller passed and the session token;
+// the argv bwrap gets has the values.
+func TestAssembleRedaction(t *testing.T) {
+	l := testLaunch()
+	l.Environ = []string{"ANTHROPIC_API_KEY=sk-secret", "NO_PROXY=corp.example", "TERM=xterm"}
+	l.AuthToken, l.AuthAddr = "claude-sandbox-session-secret", "127.0.0.1:41000"
+	r := testResolved()
+	r.credentials = true
+	p := Assemble(testConf(t, "network = open\n"), SessionEnv{}, l, r)
+	args, redacted := strings.Join(p.BwrapArgs(), " "), strings.Join(p.RedactedArgs(), " ")
+	for _, want := range []string{
+		"--setenv ANTHROPIC_AUTH_TOKEN claude-sandbox-session-secret",
+		"--setenv ANTHROPIC_BASE_URL http://127.0.0.1:41000",
+		"--setenv NO_PROXY corp.example,127.0.0.1",
+		"--setenv TERM xterm",
+		"--setenv no_proxy 127.0.0.1",
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("the argv lacks %q:\n%s", want, args)
+		}
+	}
+	for _, want := range []string{
+		"--setenv ANTHROPIC_AUTH_TOKEN <session-token>",
+		"--setenv ANTHROPIC_BASE_URL http://127.0.0.1:41000",
+		"--setenv NO_PROXY <passed>,127.0.0.1",
+		"--setenv TERM <passed>",
+		"--setenv no_proxy 127.0.0.1",
+	} {
+		if !strings.Contains(redacted, want) {
+			t.Errorf("the redacted argv lacks %q:\n%s", want, redacted)
+		}
+	}
+	for _, secret := range []string{"sk-secret", "session-secret", "corp.example", "xterm"} {
+		if strings.Contains(redacted, secret) {
+			t.Errorf("the redacted argv shows %q:\n%s", secret, redacted)
+		}
+	}
+	if strings.Contains(args, "ANTHROPIC_API_KEY") {
+		t.Errorf("the login entered beside the credential proxy:\n%s", args)
+	}
+	// The options that are not mounts keep their place: the descriptors
+	// before the login's cover, the network namespace after it.
+	if !strings.Contains(args, "--json-status-fd 5 --ro-bind /dev/null /nonexistent/home/u/.claude/.credentials.json --setenv") {
+		t.Errorf("the login's cover is not right after the descriptors:\n%s", args)
+	}
+}
+
+// Assembling again with a late fact changes that fact's part only.
+func TestAssembleAgain(t *testing.T) {
+	l := testLaunch()
+	l.AuthToken, l.AuthAddr = "claude-sandbox-session-x", "127.0.0.1:0"
+	c, r := testConf(t, "network = open\n"), testResolved()
+	first := Assemble(c, SessionEnv{}, l, r)
+	l.AuthAddr = "127.0.0.1:41000"
+	second := Assemble(c, SessionEnv{}, l, r)
+	added, removed := diffLines(first.BwrapArgs(), second.BwrapArgs())
+	if diff := cmp.Diff([]string{"http://127.0.0.1:41000"}, added); diff != "" {
+		t.Errorf("added (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"http://127.0.0.1:0"}, removed); diff != "" {
+		t.Errorf("removed (-want +got):\n%s", diff)
+	}
+}
+
+// What the launcher sets, no conf line can pass: pass-env is refused, and
+// the caller's value never enters beside the launcher's.
+func TestLauncherVarsNeverPassed(t *testing.T) {
+	l := testLaunch()
+	var environ []string
+	for _, v := range launcherEnv(testConf(t, ""), l) {
+		if why := neverPassed(v.Name); why != "set by the launcher" {
+			t.Errorf("%s, which the launcher sets, can be passed (neverPassed says %q)", v.Name, why)
+		}
+		environ = append(environ, v.Name+"=caller")
+	}
+	l.Environ = environ
+	seen := map[string]bool{}
+	for _, v := range Assemble(testConf(t, "network = open\n"), SessionEnv{}, l, testResolved()).Env {
+		if seen[v.Name] || v.Value == "caller" {
+			t.Errorf("%s is set twice, or to the caller's value", v.Name)
+		}
+		seen[v.Name] = true
+	}
+}

@@ -1,0 +1,146 @@
+package sandbox
+
+import (
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// policyDocs are the places the docs write out a list of the policy: each
+// a document, the passages that hold the list (from one marker to the
+// next), and which list.
+var policyDocs = []struct {
+	doc      string
+	passages [][2]string
+	list     string
+}{
+	{"../README.md", [][2]string{{"leave anything in the workspace that later runs outside", "\n"}}, "protected"},
+	{"../docs/policy.md", [][2]string{{"- by default: ", "in every subdirectory too"}}, "protected"},
+	{"../docs/policy.md", [][2]string{{"Empty tmpfs over each of ", " that exists"}}, "masks"},
+	{"../docs/policy.md", [][2]string{{"- from the caller, when set: ", "- set by the launcher: "}}, "allow"},
+	{"../docs/policy.md", [][2]string{{"- set by the launcher: ", "Names that change what runs"}}, "launcher"},
+	{"../docs/policy.md", [][2]string{{"Names that change what runs can never be passed", "and the names the launcher sets"}}, "never"},
+	{"../docs/verify.md", [][2]string{{"| `protected-paths-read-only` |", "\n"}}, "protected"},
+	{"../docs/verify.md", [][2]string{
+		{"| `run-private` |", "\n"}, {"| `tmp-private` |", "\n"}, {"| `other-homes-hidden` |", "\n"}, {"| `other-projects-hidden` |", "\n"},
+	}, "masks"},
+	{"../promote/curated/SKILL.md", [][2]string{{"Protected workspace paths are read-only: ", "These hold"}}, "protected"},
+}
+
+// policyLists are the lists as the policy has them: the names a doc must
+// write, those it may write besides, and what a name looks like there.
+func policyLists() map[string]struct {
+	want, also []string
+	token      *regexp.Regexp
+} {
+	dotPath := regexp.MustCompile(`^\.[^ ]*$`)
+	absPath := regexp.MustCompile(`^/[^ ]*$`)
+	envName := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+	var protected, gitEntries, masked, allow, launcher, never []string
+	for _, p := range defaultProtect {
+		protected = append(protected, p.path)
+	}
+	for _, e := range gitDirEntries {
+		gitEntries = append(gitEntries, ".git/"+e.name) // the workspace's own are held as every git directory's
+	}
+	for _, m := range masks {
+		masked = append(masked, m.dir)
+	}
+	for name := range passedNames {
+		allow = append(allow, name)
+	}
+	for _, p := range passedPrefixes {
+		allow = append(allow, p+"*")
+	}
+	for _, v := range launcherVars {
+		launcher = append(launcher, v.name)
+	}
+	for name := range neverNames {
+		never = append(never, name)
+	}
+	for p := range neverPrefixes {
+		never = append(never, p+"*")
+	}
+	return map[string]struct {
+		want, also []string
+		token      *regexp.Regexp
+	}{
+		"protected": {protected, gitEntries, dotPath},
+		"masks":     {masked, nil, absPath},
+		"allow":     {allow, nil, envName},
+		"launcher":  {launcher, nil, envName},
+		"never":     {never, nil, envName},
+	}
+}
+
+// TestPolicyDocs keeps the docs' lists of protected paths, masks and the
+// environment's allow, launcher and never lists in step with the policy: a
+// name the policy has that a list lacks fails, and so does a name a list
+// writes that the policy does not have.
+func TestPolicyDocs(t *testing.T) {
+	lists := policyLists()
+	for _, place := range policyDocs {
+		b, err := os.ReadFile(place.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list := lists[place.list]
+		got := map[string]bool{}
+		for _, passage := range place.passages {
+			text, ok := between(string(b), passage[0], passage[1])
+			if !ok {
+				t.Errorf("%s: no passage from %q to %q, where the %s list was", place.doc, passage[0], passage[1], place.list)
+				continue
+			}
+			for _, name := range docNames(text, list.token) {
+				got[name] = true
+			}
+		}
+		for _, name := range list.want {
+			if !got[strings.TrimSuffix(name, "/")] {
+				t.Errorf("%s: the %s list does not name %s", place.doc, place.list, name)
+			}
+			delete(got, strings.TrimSuffix(name, "/"))
+		}
+		for _, name := range list.also {
+			delete(got, strings.TrimSuffix(name, "/"))
+		}
+		for _, name := range sortedKeys(got) {
+			t.Errorf("%s: the %s list names %s, which the policy does not have", place.doc, place.list, name)
+		}
+	}
+}
+
+// between returns the text from the end of from to the next to.
+func between(text, from, to string) (string, bool) {
+	_, after, ok := strings.Cut(text, from)
+	if !ok {
+		return "", false
+	}
+	passage, _, ok := strings.Cut(after, to)
+	return passage, ok
+}
+
+// docNames are the names in backquotes in text that look like token: a
+// trailing slash and a value (NAME=1) dropped.
+func docNames(text string, token *regexp.Regexp) []string {
+	var out []string
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(text, -1) {
+		name, _, _ := strings.Cut(m[1], "=")
+		if name = strings.TrimSuffix(name, "/"); token.MatchString(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

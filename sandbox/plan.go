@@ -1,0 +1,151 @@
+package sandbox
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/egress"
+)
+
+// Plan is the sandbox of one launch as data: what bwrap makes (the
+// namespaces, the mounts in order, the environment, the working directory
+// and the descriptors it reads), each with the rule that made it and why,
+// and what the launcher and the warden need besides. BwrapArgs renders the
+// bwrap options from it; verify and `claude-sandbox argv --explain` read it
+// as it is (ADR 0019).
+type Plan struct {
+	Workspace  string
+	Namespaces []Namespace // in the order bwrap is given them
+	Mounts     []Mount     // in order: later mounts land on top
+	Env        []EnvVar    // the whole environment, in the order it is set
+	Chdir      string      // the working directory inside
+	SeccompFD  int         // where bwrap reads the seccomp filter
+	StatusFD   int         // where bwrap writes its JSON status
+
+	Command []string // what bwrap runs, after "--" on its command line: init, then Claude
+	Claude  []string // the command init execs
+	Caches  []string // the sandbox-cache directories outside, which the launcher creates if missing
+	// CommandFiles are the files under ~/.claude that the user's settings
+	// name as commands and that are missing: the launcher creates them
+	// empty so they can be bound read-only.
+	CommandFiles []string
+	// Listen are the loopback addresses init opens inside the sandbox's
+	// network namespace and hands to the launcher: the egress proxy, then
+	// the credential proxy. Empty in open mode.
+	Listen []string
+	Egress *egress.Policy // what the egress proxy lets through; nil in open mode
+	// NameRules are names the sandbox may not create or write in a
+	// directory, because a program outside would obey a file of that name
+	// there (ADR 0014); PathRules are the protected paths missing at launch.
+	NameRules []NameRule
+	PathRules []PathRule
+	// InNamedDirs are names refused, with everything below them, in every
+	// directory of a given name the outside sees, whenever it appeared (a
+	// repository or a .claude directory made outside during the session
+	// too).
+	InNamedDirs []NamedDir
+	// OutsideNames are never created where the outside can see them, and
+	// Private are the sandbox's own file systems, where they may be.
+	OutsideNames []OutsideName
+	Private      []string
+}
+
+// A Namespace is one the sandbox gets of its own.
+type Namespace struct {
+	Unshare Unshare
+	Why     string
+}
+
+// Unshare is the bwrap option that makes a namespace.
+type Unshare string
+
+// A Mount is one file-system operation of bwrap, in the order given.
+type Mount struct {
+	Op     Op
+	Source string // what is bound; "" for the operations that make something new
+	Dest   string // where, inside
+	Rule   Rule
+	Why    string
+}
+
+// Op is a bwrap file-system operation.
+type Op string
+
+// ReadOnly reports whether the operation makes a read-only mount.
+func (o Op) ReadOnly() bool { return o == OpRoBind || o == OpRoBindTry }
+
+// Rule names the rule of the policy that made a mount: a short id that
+// stays the same from release to release, for `argv --explain`, verify's
+// messages and the docs.
+type Rule string
+
+// The policy's rules, in the order their mounts come.
+const (
+	RuleRoot            Rule = "root"             // the host's file system, read-only
+	RuleDev             Rule = "dev"              // a new /dev
+	RuleProc            Rule = "proc"             // a new /proc
+	RuleProcSys         Rule = "proc-sys"         // /proc/sys read-only
+	RuleMask            Rule = "mask"             // an empty tmpfs over a directory of the host
+	RuleKeep            Rule = "keep"             // a file under a mask the system needs, bound back
+	RuleInsideMarker    Rule = "inside-marker"    // the marker only a sandbox has
+	RuleInit            Rule = "init"             // the launcher's binary, which runs first
+	RuleHome            Rule = "home"             // the empty home
+	RuleRealBinary      Rule = "real-binary"      // the real Claude Code at ~/.local/bin/claude
+	RuleClaudeState     Rule = "claude-state"     // ~/.claude and ~/.claude.json, writable
+	RuleClaudeReadOnly  Rule = "claude-read-only" // what in ~/.claude runs later or outside
+	RuleIDELocks        Rule = "ide-locks"        // the IDE extension's lock files, hidden
+	RuleShareHome       Rule = "share-home"       // a share-home line
+	RuleSandboxCache    Rule = "sandbox-cache"    // a sandbox-cache line
+	RuleAllowWrite      Rule = "allow-write"      // an allow-write or allow-write-executable line
+	RuleWorkspace       Rule = "workspace"        // the workspace, writable
+	RulePin             Rule = "pin"              // a directory bound onto itself so it cannot be renamed
+	RuleProtected       Rule = "protected"        // a protected path, read-only
+	RuleInsideSettings  Rule = "inside-settings"  // the outside's managed settings, covered
+	RuleCredentialsFile Rule = "credentials-file" // Claude Code's login, covered
+)
+
+// An EnvVar is one variable of the sandbox's environment.
+type EnvVar struct {
+	Name  string
+	Value string
+	// Shown is how the redacted argv shows the value: the value itself,
+	// "<passed>" for one copied from the caller, "<session-token>".
+	Shown  string
+	Source EnvSource
+	Why    string
+}
+
+// EnvSource is where a variable's value comes from.
+type EnvSource string
+
+const (
+	FromCaller   EnvSource = "caller"   // the launching environment, by the allow list
+	FromPassEnv  EnvSource = "pass-env" // the launching environment, by a pass-env line
+	FromLauncher EnvSource = "launcher" // the launcher sets it
+)
+
+// Shown values of variables whose value the redacted argv hides.
+const (
+	ShownPassed       = "<passed>"
+	ShownSessionToken = "<session-token>"
+)
+
+// Explain is the plan as `claude-sandbox argv --explain` shows it, one line
+// each: the namespaces, the mounts with their rule, the working directory,
+// and the variables with their source, each with why. Values from the
+// caller and the session token are hidden as in RedactedArgs.
+func (p *Plan) Explain() []string {
+	var out []string
+	for _, ns := range p.Namespaces {
+		out = append(out, fmt.Sprintf("namespace %s: %s", ns.Unshare, ns.Why))
+	}
+	for _, m := range p.Mounts {
+		what := strings.Join(m.append(nil), " ")
+		out = append(out, fmt.Sprintf("mount %s %s: %s", m.Rule, what, m.Why))
+	}
+	out = append(out, fmt.Sprintf("chdir %s: the working directory of the launch", p.Chdir))
+	for _, v := range p.Env {
+		out = append(out, fmt.Sprintf("env %s %s=%s: %s", v.Source, v.Name, v.Shown, v.Why))
+	}
+	return out
+}
