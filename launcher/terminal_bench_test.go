@@ -53,7 +53,7 @@ func BenchmarkTerminal(b *testing.B) {
 	}
 	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
 	argsFile := filepath.Join(dir, "args")
-	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.Args, "\x00")+"\x00"), 0o600))
+	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")
 	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
 	bare := func() *exec.Cmd {

@@ -12,7 +12,7 @@ import (
 // and the descriptors it reads), each with the rule that made it and why,
 // and what the launcher and the warden need besides. BwrapArgs renders the
 // bwrap options from it; verify and `claude-sandbox argv --explain` read it
-// as it is (ADR 0019).
+// as it is (ADR 0020).
 type Plan struct {
 	Workspace  string
 	Namespaces []Namespace // in the order bwrap is given them
