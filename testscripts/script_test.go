@@ -156,9 +156,9 @@ func TestScripts(t *testing.T) {
 	}
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("the terminal scripts (live_terminal*) must run under CI=true, but tmux is missing")
+			t.Fatalf("the terminal scripts (terminal*_live) must run under CI=true, but tmux is missing")
 		}
-		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING THE TERMINAL SCRIPTS (live_terminal*): tmux is not installed\n\n")
+		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING THE TERMINAL SCRIPTS (terminal*_live): tmux is not installed\n\n")
 	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 ".",
