@@ -13,8 +13,6 @@ package testscripts
 
 import (
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +35,6 @@ func TestMain(m *testing.M) {
 		"claude-sandbox":   func() { os.Exit(runCLI()) },
 		"probe":            func() { os.Exit(probe(os.Args[1:])) },
 		"serve":            func() { os.Exit(serve(os.Args[1:])) },
-		"echo-api":         func() { os.Exit(echoAPI(os.Args[1:])) },
 		"dns-log":          func() { os.Exit(dnsLog(os.Args[1:])) },
 		"standin-api":      func() { os.Exit(standinAPI(os.Args[1:])) },
 		"redteam-script":   func() { os.Exit(redteamScript(os.Args[1:])) },
@@ -292,6 +289,9 @@ func commands(t *testing.T) map[string]func(ts *testscript.TestScript, neg bool,
 		},
 		"throwaway-user": throwawayUser,
 		"term":           term,
+		"serve-files":    serveFiles,
+		"serve-echo":     serveEcho,
+		"serve-standin":  serveStandin,
 	}
 }
 
@@ -436,29 +436,4 @@ func runContained(ts *testscript.TestScript, neg bool, name, script string, args
 	if err == nil && neg {
 		ts.Fatalf("%s %s: unexpected success", name, strings.Join(args, " "))
 	}
-}
-
-// serve DIR serves DIR over HTTP on a loopback port and writes its URL to
-// DIR/.url; scripts run it in the background.
-func serve(args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: serve DIR")
-		return 2
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	tmp := filepath.Join(args[0], ".url.tmp")
-	if err := os.WriteFile(tmp, []byte("http://"+ln.Addr().String()), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := os.Rename(tmp, filepath.Join(args[0], ".url")); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Fprintln(os.Stderr, http.Serve(ln, http.FileServer(http.Dir(args[0]))))
-	return 1
 }
