@@ -124,10 +124,12 @@ type kind struct {
 	// programs are those its scripts need under CI=true (npm for the real
 	// Claude Code, tmux for the terminal scripts).
 	programs []string
+	// generated writes the scripts of the kind made at test time.
+	generated func(t *testing.T) string
 }
 
 var kinds = map[string]kind{
-	"golden":    {name: "golden", fake: true},
+	"golden":    {name: "golden", fake: true, generated: helpScript},
 	"live":      {name: "live", conds: []string{"live", "cgroup"}, programs: []string{"tmux", "npm"}},
 	"container": {name: "container", conds: []string{"container", "live"}, fake: true, programs: []string{"npm"}},
 	"debian":    {name: "debian", conds: []string{"debian"}, programs: []string{"npm"}},
@@ -206,6 +208,9 @@ func runKind(t *testing.T, k kind) {
 		t.Fatal(err)
 	}
 	files = slices.DeleteFunc(files, func(f string) bool { return kindOf(f) != k.name })
+	if k.generated != nil {
+		files = append(files, k.generated(t))
+	}
 	for _, c := range k.conds {
 		if why := preconditions[c].why(); why != "" {
 			if os.Getenv("CI") == "true" {
