@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 		"claude-sandbox":   func() { os.Exit(runCLI()) },
 		"probe":            func() { os.Exit(probe(os.Args[1:])) },
 		"serve":            func() { os.Exit(serve(os.Args[1:])) },
+		"upstream-proxy":   func() { os.Exit(upstreamProxy(os.Args[1:])) },
 		"echo-api":         func() { os.Exit(echoAPI(os.Args[1:])) },
 		"dns-log":          func() { os.Exit(dnsLog(os.Args[1:])) },
 		"standin-api":      func() { os.Exit(standinAPI(os.Args[1:])) },
