@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 )
 
@@ -255,6 +256,11 @@ func Git(environ []string) []Finding {
 		out = append(out, Finding{OK: true, Name: "safe.bareRepository", Detail: "explicit (" + strings.TrimPrefix(origin, "file:") + "): git outside uses no bare repository it finds by itself"})
 	}
 	return out
+}
+
+// Allowlist reports what the allowlist proxy lets through under the conf.
+func Allowlist(c *sandbox.Conf) Finding {
+	return Finding{OK: true, Name: "allowlist", Detail: c.AllowlistSummary()}
 }
 
 // UpstreamProxy reports the launching environment's proxy (HTTPS_PROXY,

@@ -208,7 +208,11 @@ func (p *Policy) Allows(host string, port int) error {
 		}
 		return nil
 	}
-	if !p.allowsName(strings.TrimSuffix(strings.ToLower(host), "."), port) {
+	name := strings.TrimSuffix(strings.ToLower(host), ".")
+	if !p.allowsName(name, port) {
+		if preset := presetFor(name, port); preset != "" {
+			return fmt.Errorf("not in the allowlist; allow-preset = %s would let it through", preset)
+		}
 		return errors.New("not in the allowlist")
 	}
 	return nil
