@@ -183,6 +183,7 @@ func TestScripts(t *testing.T) {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FAKE_CLAUDE", fake)
+			env.Setenv("REPO", repo)
 			return setup(env)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
