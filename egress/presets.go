@@ -127,4 +127,3 @@ func presetFor(host string, port int) string {
 	}
 	return ""
 }
-
