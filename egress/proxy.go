@@ -81,6 +81,11 @@ func (p *Proxy) Serve(l net.Listener) error {
 		FlushInterval: -1,
 		ErrorLog:      quiet,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			// The transport wraps a failure to reach the upstream proxy
+			// in a "proxyconnect tcp" error of its own; ours says it.
+			if op := (*net.OpError)(nil); errors.As(err, &op) && op.Op == "proxyconnect" {
+				err = op.Err
+			}
 			host, port, _ := target(r.URL)
 			p.refuse(w, http.StatusBadGateway, host, port, err.Error())
 		},
@@ -157,7 +162,7 @@ func (h *handler) dialChecked(ctx context.Context, _, _ string) (net.Conn, error
 	if c.via != nil {
 		conn, err := h.p.dialer()(ctx, "tcp", c.via.Addr)
 		if err != nil {
-			return nil, fmt.Errorf("cannot reach the upstream proxy (%s): %s", c.via.Var, bareErr(err))
+			return nil, envproxy.DialError(c.via, err)
 		}
 		return conn, nil
 	}
@@ -244,16 +249,6 @@ func (p *Proxy) dialer() envproxy.DialFunc {
 		return p.Dial
 	}
 	return (&net.Dialer{Timeout: dialTimeout}).DialContext
-}
-
-// bareErr drops net's "dial tcp ADDR:" prefix, which would name the
-// upstream proxy inside the sandbox.
-func bareErr(err error) string {
-	var op *net.OpError
-	if errors.As(err, &op) {
-		err = op.Err
-	}
-	return err.Error()
 }
 
 // dial connects to the first of addrs that answers: the addresses Check

@@ -151,3 +151,28 @@ func TestUpstreamProxyCredentials(t *testing.T) {
 		}
 	}
 }
+
+// An upstream proxy that does not answer: a 502 naming the variable, not
+// the address.
+func TestUpstreamProxyUnreachable(t *testing.T) {
+	settings, err := envproxy.FromEnviron([]string{"HTTP_PROXY=http://alice:s3cret@127.0.0.1:1", "HTTPS_PROXY=http://alice:s3cret@127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{Policy: Policy{Domains: []Domain{{Host: "allowed.test"}}}, Resolve: noDNS, Upstream: settings}
+	proxy := startProxy(t, p)
+	resp, err := proxyClient(proxy).Get("http://allowed.test/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := "cannot reach the upstream proxy (HTTP_PROXY): connect: connection refused"
+	if resp.StatusCode != http.StatusBadGateway || resp.Header.Get(DeniedHeader) != want || strings.Contains(string(body), "127.0.0.1:1") {
+		t.Errorf("GET: %s %q %q, want 502 %q", resp.Status, resp.Header.Get(DeniedHeader), body, want)
+	}
+	_, _, resp = connect(t, proxy, "allowed.test:443", "")
+	if want := strings.ReplaceAll(want, "HTTP_PROXY", "HTTPS_PROXY"); resp.StatusCode != http.StatusBadGateway || resp.Header.Get(DeniedHeader) != want {
+		t.Errorf("CONNECT: %s %q, want 502 %q", resp.Status, resp.Header.Get(DeniedHeader), want)
+	}
+}

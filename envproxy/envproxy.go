@@ -246,7 +246,7 @@ const handshakeTimeout = 30 * time.Second
 func Tunnel(ctx context.Context, dial DialFunc, p *Proxy, target string) (net.Conn, error) {
 	c, err := dial(ctx, "tcp", p.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the upstream proxy (%s): %s", p.Var, bare(err))
+		return nil, DialError(p, err)
 	}
 	deadline := time.Now().Add(handshakeTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -294,6 +294,12 @@ func Refusal(p *Proxy, code int, status string) error {
 		return fmt.Errorf("the upstream proxy (%s) refused the credentials %s names (%s)", p.Var, p.Var, status)
 	}
 	return fmt.Errorf("the upstream proxy (%s) refused: %s", p.Var, status)
+}
+
+// DialError is the error for a failed connection to p, without net's
+// "dial tcp ADDR:" prefix, which would name it.
+func DialError(p *Proxy, err error) error {
+	return fmt.Errorf("cannot reach the upstream proxy (%s): %s", p.Var, bare(err))
 }
 
 // bare drops net's "dial tcp ADDR:" prefix, which would name the proxy.
