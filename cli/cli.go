@@ -152,7 +152,8 @@ func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
 		bwrap, findErr := launcher.FindBwrap()
 		findings = append(findings, doctor.Host(bwrap, findErr, p.RealBinary)...)
 		findings = append(findings, doctor.Git(e.environ)...)
-		if c, err := launcher.LoadConf(p.Conf); err != nil {
+		c, err := launcher.LoadConf(p.Conf)
+		if err != nil {
 			findings = append(findings, doctor.Finding{Name: "conf", Detail: err.Error(), Fix: "edit the line named above"})
 		} else if _, err := os.Stat(p.Conf); err != nil {
 			findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: p.Conf + " is absent: the defaults apply"})
@@ -160,6 +161,10 @@ func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
 			findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: fmt.Sprintf("%s parses (%d allow-write, %d allow-write-executable, %d sandbox-cache, %d pass-env, %d protect, %d share-home, %d append-path, no-forge=%v)",
 				p.Conf, len(c.AllowWrite), len(c.AllowWriteExecutable), len(c.SandboxCache), len(c.PassEnv), len(c.Protect), len(c.ShareHome), len(c.AppendPath), c.NoForge)})
 		}
+		if c != nil {
+			findings = append(findings, doctor.Allowlist(c))
+		}
+		findings = append(findings, doctor.UpstreamProxy(e.environ, c == nil || c.NetworkMode() == sandbox.NetworkAllowlist || c.CredentialMode() == sandbox.CredentialsProxy))
 		if _, err := launcher.Prepare(p, nil, e.environ); err != nil {
 			findings = append(findings, doctor.Finding{Name: "launch from here", Detail: err.Error()})
 		} else {

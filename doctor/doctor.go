@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/envproxy"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 )
 
@@ -254,4 +256,26 @@ func Git(environ []string) []Finding {
 		out = append(out, Finding{OK: true, Name: "safe.bareRepository", Detail: "explicit (" + strings.TrimPrefix(origin, "file:") + "): git outside uses no bare repository it finds by itself"})
 	}
 	return out
+}
+
+// Allowlist reports what the allowlist proxy lets through under the conf.
+func Allowlist(c *sandbox.Conf) Finding {
+	return Finding{OK: true, Name: "allowlist", Detail: c.AllowlistSummary()}
+}
+
+// UpstreamProxy reports the launching environment's proxy (HTTPS_PROXY,
+// HTTP_PROXY, NO_PROXY), which the launcher's allowlist and credential
+// proxies go through; used says whether either runs under the conf. The
+// credentials in the variables are never shown.
+func UpstreamProxy(environ []string, used bool) Finding {
+	s, err := envproxy.FromEnviron(environ)
+	switch {
+	case err != nil && used:
+		return Finding{Name: "upstream proxy", Detail: err.Error(), Fix: "set the variable to http://[USER:PASSWORD@]HOST:PORT, or unset it"}
+	case err != nil:
+		return Finding{OK: true, Name: "upstream proxy", Detail: "not used (network = open, credentials = inside): " + err.Error()}
+	case !used:
+		return Finding{OK: true, Name: "upstream proxy", Detail: "not used (network = open, credentials = inside): the sandbox uses the container's network and its proxy variables as they are"}
+	}
+	return Finding{OK: true, Name: "upstream proxy", Detail: s.Describe()}
 }

@@ -198,20 +198,36 @@ func Classify(a netip.Addr) string {
 	return ""
 }
 
+// Allows decides on host:port as written, before any lookup: an IP literal
+// by allow-ip, a name by allow-domain. The error text is the reason for a
+// refusal.
+func (p *Policy) Allows(host string, port int) error {
+	if a, err := netip.ParseAddr(host); err == nil {
+		if !p.allowsIP(a.Unmap()) {
+			return errors.New("IP address not in allow-ip")
+		}
+		return nil
+	}
+	name := strings.TrimSuffix(strings.ToLower(host), ".")
+	if !p.allowsName(name, port) {
+		if preset := presetFor(name, port); preset != "" {
+			return fmt.Errorf("not in the allowlist; allow-preset = %s would let it through", preset)
+		}
+		return errors.New("not in the allowlist")
+	}
+	return nil
+}
+
 // Check decides whether host:port may be reached and returns the addresses
 // to dial, in order. The error text is the reason for a refusal.
 func (p *Proxy) Check(ctx context.Context, host string, port int) ([]netip.Addr, error) {
+	if err := p.Policy.Allows(host, port); err != nil {
+		return nil, err
+	}
 	if a, err := netip.ParseAddr(host); err == nil {
-		a = a.Unmap()
-		if !p.Policy.allowsIP(a) {
-			return nil, errors.New("IP address not in allow-ip")
-		}
-		return []netip.Addr{a}, nil
+		return []netip.Addr{a.Unmap()}, nil
 	}
 	name := strings.TrimSuffix(strings.ToLower(host), ".")
-	if !p.Policy.allowsName(name, port) {
-		return nil, errors.New("not in the allowlist")
-	}
 	resolve := p.Resolve
 	if resolve == nil {
 		resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/doctor"
+	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -55,6 +56,9 @@ type Prepared struct {
 	Plan       *sandbox.Plan
 	Credential *authproxy.Credential // the login the launcher keeps outside; nil when it enters or there is none
 	Upstream   *url.URL              // where the credential proxy sends the login; nil with no Credential
+	// Via is the launching environment's proxy, which the launcher's
+	// proxies go through; nil when neither runs.
+	Via *envproxy.Settings
 }
 
 // Prepare checks everything a launch needs and returns the plan, without
@@ -92,6 +96,11 @@ func Prepare(p Paths, args, environ []string) (*Prepared, error) {
 		pr.Launch.AuthToken = authproxy.NewPlaceholder()
 		// The real port is chosen when the launch listens (open mode).
 		pr.Launch.AuthAddr = "127.0.0.1:0"
+	}
+	if pr.Credential != nil || c.NetworkMode() == sandbox.NetworkAllowlist {
+		if pr.Via, err = envproxy.FromEnviron(environ); err != nil {
+			return nil, err
+		}
 	}
 	if pr.Resolved, err = sandbox.Resolve(c, s, pr.Launch); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/egress"
@@ -45,10 +46,11 @@ type services struct {
 func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	s := &services{}
 	if pr.Credential != nil {
-		s.auth = &authproxy.Server{Upstream: pr.Upstream, Credential: pr.Credential, Placeholder: pr.Launch.AuthToken, TokenURL: authproxy.TokenURL}
+		s.auth = &authproxy.Server{Upstream: pr.Upstream, Credential: pr.Credential, Placeholder: pr.Launch.AuthToken, TokenURL: authproxy.TokenURL,
+			Dial: pr.Via.Dialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)}
 	}
 	if pr.Plan.Egress != nil {
-		s.egress = &egress.Proxy{Policy: *pr.Plan.Egress, Log: &egress.Log{
+		s.egress = &egress.Proxy{Policy: *pr.Plan.Egress, Upstream: pr.Via, Log: &egress.Log{
 			Path: filepath.Join(pr.Launch.Home, DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr,
 		}}
 	}

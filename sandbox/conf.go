@@ -38,6 +38,7 @@ type Conf struct {
 	NoForge              bool     // no-forge: forge tokens and forge CLI config never enter
 	Network              string   // network: "open" or "allowlist"; empty means the default, allowlist
 	AllowDomain          []Line   // allow-domain: HOST[:PORT] the allowlist proxy lets through
+	AllowPreset          []Line   // allow-preset: named lists of package hosts the allowlist proxy lets through
 	AllowIP              []Line   // allow-ip: IP or CIDR the allowlist proxy may reach although not public
 	Credentials          string   // credentials: "proxy" or "inside"; empty means the default, proxy
 	Source               string   // file name used in error messages

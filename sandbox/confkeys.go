@@ -116,6 +116,12 @@ var confKeys = []ConfKey{
 		Feature: "allowDomain", FeatureHelp: "Comma-separated HOST or HOST:PORT the allowlist proxy lets through (conf allow-domain), such as the package registries the team needs: registry.npmjs.org,proxy.golang.org,github.com. *.example.com is any subdomain of example.com, not example.com itself; without a port, 80 and 443.",
 	},
 	{
+		Name: "allow-preset", Kind: KeyRepeatable, Arg: "NAME[,NAME...]", check: checkPresets,
+		Help:    ": the hosts one ecosystem's client reads packages from (" + strings.Join(egress.PresetNames(), ", ") + ")",
+		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowPreset }),
+		Feature: "allowPreset", FeatureHelp: "Comma-separated presets the allowlist proxy lets through (conf allow-preset), each the hosts one ecosystem's standard client reads packages from: " + strings.Join(egress.PresetNames(), ", ") + ". docs/network.md lists each preset's hosts.",
+	},
+	{
 		Name: "allow-ip", Kind: KeyRepeatable, Arg: "IP|CIDR", check: quoted(egress.ParseIP),
 		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowIP }),
 		Feature: "allowIp", FeatureHelp: "Comma-separated IPs or CIDRs the allowlist proxy may reach although they are loopback, private, link-local or cloud metadata, and that may be named as IP literals (conf allow-ip).",
@@ -197,6 +203,12 @@ func quoted[T any](parse func(string) (T, error)) func(string) error {
 		}
 		return nil
 	}
+}
+
+// checkPresets accepts one preset name or several separated by commas.
+func checkPresets(v string) error {
+	_, err := egress.ParsePresets(v)
+	return err
 }
 
 func checkCache(v string) error {

@@ -65,6 +65,15 @@ func EgressPolicy(c *Conf, environ []string, authProxied bool) (*egress.Policy, 
 		}
 		p.Domains = append(p.Domains, dom)
 	}
+	for _, l := range c.AllowPreset {
+		presets, err := egress.ParsePresets(l.Value)
+		if err != nil {
+			return nil, &ConfError{File: c.Source, Line: l.Line, Msg: "allow-preset: " + err.Error()}
+		}
+		for _, pre := range presets {
+			p.Domains = append(p.Domains, pre.Domains()...)
+		}
+	}
 	for _, a := range c.AllowIP {
 		pfx, err := egress.ParseIP(a.Value)
 		if err != nil {
@@ -177,4 +186,30 @@ func InitCommand(listen, private, claude []string) []string {
 		cmd = append(cmd, "--private", d)
 	}
 	return append(append(cmd, "--"), claude...)
+}
+
+// AllowlistSummary says what the allowlist proxy lets through under the
+// conf, for doctor and verify: the presets by name, with their hosts
+// counted, and the number of allow-domain and allow-ip lines. Values the
+// parser would refuse are not counted.
+func (c *Conf) AllowlistSummary() string {
+	if c.NetworkMode() != NetworkAllowlist {
+		return "none: network = " + c.NetworkMode()
+	}
+	var names []string
+	hosts := 0
+	for _, l := range c.AllowPreset {
+		presets, _ := egress.ParsePresets(l.Value)
+		for _, p := range presets {
+			if !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
+				hosts += len(p.Hosts)
+			}
+		}
+	}
+	presets := "no allow-preset"
+	if len(names) > 0 {
+		presets = fmt.Sprintf("allow-preset %s (%d hosts)", strings.Join(names, ", "), hosts)
+	}
+	return fmt.Sprintf("%s, %d allow-domain, %d allow-ip, besides Claude Code's own connection", presets, len(c.AllowDomain), len(c.AllowIP))
 }

@@ -48,3 +48,20 @@ func TestEgressPolicyClaudeHosts(t *testing.T) {
 		t.Error("a base URL that is not a URL was accepted")
 	}
 }
+
+// A preset stands for its hosts, on ports 80 and 443, after the admin's
+// own allow-domain lines.
+func TestEgressPolicyPresets(t *testing.T) {
+	c, err := ParseConf("test.conf", strings.NewReader("allow-preset = pypi, go\nallow-domain = example.com:8443\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := EgressPolicy(c, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []egress.Domain{{Host: "example.com", Port: 8443}, {Host: "pypi.org"}, {Host: "files.pythonhosted.org"}, {Host: "proxy.golang.org"}, {Host: "sum.golang.org"}}
+	if !slices.Equal(p.Domains, want) {
+		t.Errorf("domains %v, want %v", p.Domains, want)
+	}
+}

@@ -292,17 +292,23 @@ func commands(t *testing.T) map[string]func(ts *testscript.TestScript, neg bool,
 			parents, _ := cgroups()
 			cgroupCmd(parents)(ts, neg, args)
 		},
-		"throwaway-user": throwawayUser,
-		"term":           term,
-		"serve-files":    serveFiles,
-		"serve-echo":     serveEcho,
-		"serve-standin":  serveStandin,
+		"throwaway-user":       throwawayUser,
+		"term":                 term,
+		"serve-files":          serveFiles,
+		"serve-echo":           serveEcho,
+		"serve-upstream-proxy": serveUpstreamProxy,
+		"serve-standin":        serveStandin,
 	}
 }
 
 // setup gives every script its own user, home, workspace and stand-in binary.
 func setup(env *testscript.Env) error {
 	work := env.WorkDir
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		return err
+	}
+	env.Setenv("REPO", repo)
 	for _, d := range []string{"etc", "home", "proj/.bin"} {
 		if err := os.MkdirAll(filepath.Join(work, d), 0o755); err != nil {
 			return err

@@ -47,8 +47,8 @@ func network(f *facts) (string, error) {
 		return "", f.confErr
 	}
 	c := f.conf
-	return fmt.Sprintf("network = %s%s, credentials = %s%s, in %s; the checks that follow probe them",
-		c.NetworkMode(), byDefault(c.Network), c.CredentialMode(), byDefault(c.Credentials), c.Source), nil
+	return fmt.Sprintf("network = %s%s, credentials = %s%s, in %s; allowlist: %s; the checks that follow probe them",
+		c.NetworkMode(), byDefault(c.Network), c.CredentialMode(), byDefault(c.Credentials), c.Source, c.AllowlistSummary()), nil
 }
 
 func byDefault(line string) string {
