@@ -18,6 +18,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/egress"
 	"github.com/claude-sandbox/claude-sandbox/gate"
 	"github.com/claude-sandbox/claude-sandbox/installer"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/promote"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -174,7 +175,7 @@ func doctorCmd(p launcher.Paths, args, environ []string, stdout, stderr io.Write
 	if launcher.Inside() {
 		findings = append(findings, doctor.Finding{OK: true, Name: "context", Detail: "running inside a claude-sandbox: the checks describe the sandbox, not the host"})
 	}
-	bwrap, findErr := launcher.FindBwrap()
+	bwrap, findErr := launcher.FindBwrap(p)
 	findings = append(findings, doctor.Host(bwrap, findErr, p.RealBinary)...)
 	findings = append(findings, doctor.Git(environ)...)
 	if c, err := launcher.LoadConf(p.Conf); err != nil {
@@ -462,7 +463,7 @@ func denialsCmd(p launcher.Paths, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-sandbox denials: %v\n", err)
 		return 1
 	}
-	ds, err := egress.Recent(filepath.Join(home, launcher.DenialsLog), *n)
+	ds, err := egress.Recent(filepath.Join(home, layout.DenialsLog), *n)
 	if err != nil {
 		fmt.Fprintf(stderr, "claude-sandbox denials: %v\n", err)
 		return 1

@@ -16,6 +16,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // NPMPackage is the package the npm source installs.
@@ -80,7 +82,7 @@ func (in *run) candidates() []*source {
 	add := func(p, from string) {
 		out = append(out, &source{path: p, from: from})
 	}
-	add(r(RealBinary), "an earlier install")
+	add(r(layout.RealBinary), "an earlier install")
 	for _, home := range in.homes() {
 		if p, ok := in.resolve(in.path(filepath.Join(home, ".local/bin/claude"))); ok {
 			add(p, "the native install in "+home)
@@ -238,7 +240,7 @@ func (in *run) fromNativeInstaller(url string) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	home := in.path("/var/cache/claude-sandbox/native-home")
+	home := in.path(layout.NativeHomeCache)
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return nil, err
 	}
@@ -289,7 +291,7 @@ func (in *run) fromNPM() (*source, error) {
 	if ver == "" {
 		ver = "latest"
 	}
-	cache := in.path(filepath.Join("/var/cache/claude-sandbox/npm", ver))
+	cache := in.path(filepath.Join(layout.NPMCache, ver))
 	binaries := []string{
 		filepath.Join(cache, "node_modules", NPMPackage, "bin/claude.exe"),
 		filepath.Join(cache, "node_modules", npmPlatformPackage(), "claude"),
@@ -344,7 +346,7 @@ func (in *run) resolve(p string) (string, bool) {
 			return "", false
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
-			return p, p != in.path(LauncherBinary)
+			return p, p != in.path(layout.LauncherBinary)
 		}
 		target, err := os.Readlink(p)
 		if err != nil {

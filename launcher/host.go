@@ -14,37 +14,24 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
 
-// BwrapPaths are the only places bwrap is looked for: never the caller's PATH.
-var BwrapPaths = []string{"/usr/bin/bwrap", "/bin/bwrap"}
+// Paths are the product's files as this launch finds them: layout.Installed
+// in the product, temporary files in tests.
+type Paths = layout.Layout
 
-// Paths are the product's fixed files. The launcher uses Default; tests point
-// them at temporary files.
-type Paths struct {
-	Conf             string
-	RealBinary       string
-	Passwd           string
-	Masks            []string // nil: every sandbox.MaskedDirs entry that exists here
-	AllowUnsandboxed string   // the root-owned file that lets the prompt gate pass sessions outside the sandbox
-	OutsideSettings  string   // the managed lock-down for Claude Code outside, covered inside when it exists
-	InsideSettings   string   // the settings that set nothing, which cover it
-}
-
-// Default are the installed locations.
-var Default = Paths{Conf: sandbox.ConfPath, RealBinary: sandbox.RealBinary, Passwd: "/etc/passwd", AllowUnsandboxed: "/etc/claude-sandbox.allow-unsandboxed",
-	OutsideSettings: sandbox.OutsideSettings, InsideSettings: sandbox.InsideSettings}
-
-// FindBwrap returns the absolute path of bwrap, or an error with the fix.
-func FindBwrap() (string, error) {
-	for _, p := range BwrapPaths {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
+// FindBwrap returns the absolute path of bwrap from p.Bwrap, or an error
+// with the fix.
+func FindBwrap(p Paths) (string, error) {
+	for _, b := range p.Bwrap {
+		if fi, err := os.Stat(b); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return b, nil
 		}
 	}
-	return "", fmt.Errorf("bubblewrap is not installed (looked for %s); install it (apt-get install bubblewrap, apk add bubblewrap, dnf install bubblewrap) or run `sudo claude-sandbox install`", strings.Join(BwrapPaths, ", "))
+	return "", fmt.Errorf("bubblewrap is not installed (looked for %s); install it (apt-get install bubblewrap, apk add bubblewrap, dnf install bubblewrap) or run `sudo claude-sandbox install`", strings.Join(p.Bwrap, ", "))
 }
 
 // LoadConf reads the conf; a missing file means the defaults.

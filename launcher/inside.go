@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -18,7 +18,7 @@ import (
 // filter that refuses unix sockets. Nothing here reads the environment or a
 // settings file, so neither can forge it.
 func Inside() bool {
-	fi, err := os.Lstat(sandbox.InsideMarker)
+	fi, err := os.Lstat(layout.InsideMarker)
 	return err == nil && fi.IsDir() && confined()
 }
 

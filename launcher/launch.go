@@ -60,7 +60,7 @@ type Prepared struct {
 // Prepare checks everything a launch needs and returns the plan, without
 // changing anything. `claude-sandbox argv` prints what it returns.
 func Prepare(p Paths, args, environ []string) (*Prepared, error) {
-	bwrap, err := FindBwrap()
+	bwrap, err := FindBwrap(p)
 	if err != nil {
 		return nil, err
 	}

@@ -14,13 +14,10 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
-
-// DenialsLog is where the egress proxy records what it refused, relative to
-// the user's home: outside every path the sandbox can see.
-const DenialsLog = ".cache/claude-sandbox/denials.log"
 
 // DefaultUpstream is Claude Code's API when the caller names none.
 const DefaultUpstream = "https://api.anthropic.com"
@@ -49,7 +46,7 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	}
 	if pr.Plan.Egress != nil {
 		s.egress = &egress.Proxy{Policy: *pr.Plan.Egress, Log: &egress.Log{
-			Path: filepath.Join(pr.Launch.Home, DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr,
+			Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr,
 		}}
 	}
 	for _, n := range pr.Plan.OutsideNames {
@@ -64,7 +61,7 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	for _, d := range pr.Plan.InNamedDirs {
 		s.rules.InNamedDirs = append(s.rules.InNamedDirs, warden.NamedDir{Dir: d.Dir, Names: d.Names, Why: d.Why})
 	}
-	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
+	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("socketpair: %v", err)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // Build checks the conf against this launch and returns the plan: Resolve,
@@ -90,9 +92,9 @@ func (p *Plan) system(l Launch) []string {
 	for _, f := range l.Keep {
 		p.add(OpRoBind, f, f, RuleKeep, "a file under a mask that the system needs, bound back read-only (resolv.conf links into /run with systemd-resolved)")
 	}
-	p.add(OpDir, "", filepath.Dir(InsideMarker), RuleInsideMarker, "the sandbox's own directory on its private /run")
-	p.add(OpDir, "", InsideMarker, RuleInsideMarker, "the marker only a sandbox has: a nested claude runs the real binary, the prompt gate lets prompts through (ADR 0003)")
-	p.add(OpRoBind, l.Launcher, InitPath, RuleInit, "the launcher's own binary, which runs first as init: it opens the proxies' sockets, starts the warden and runs Claude (ADR 0011, 0012)")
+	p.add(OpDir, "", filepath.Dir(layout.InsideMarker), RuleInsideMarker, "the sandbox's own directory on its private /run")
+	p.add(OpDir, "", layout.InsideMarker, RuleInsideMarker, "the marker only a sandbox has: a nested claude runs the real binary, the prompt gate lets prompts through (ADR 0003)")
+	p.add(OpRoBind, l.Launcher, layout.InitPath, RuleInit, "the launcher's own binary, which runs first as init: it opens the proxies' sockets, starts the warden and runs Claude (ADR 0011, 0012)")
 	return private
 }
 

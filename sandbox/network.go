@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // Where the sandbox reaches the launcher's proxies in allowlist mode. The
@@ -17,9 +18,6 @@ import (
 const (
 	EgressProxyAddr = "127.0.0.1:3128" // HTTP and CONNECT proxy, the only way out
 	AuthProxyAddr   = "127.0.0.1:3129" // the credential proxy, Claude's ANTHROPIC_BASE_URL
-	// InitPath is where the launcher's own binary is bound inside, so its
-	// init runs from a path every sandbox has (ADR 0011, 0012).
-	InitPath = "/run/claude-sandbox/claude-sandbox"
 	// ControlFD is init's line to the launcher: the listening sockets and
 	// the warden's listener travel out on it, the launcher's answer in.
 	ControlFD = 6
@@ -169,7 +167,7 @@ func exists(p string) bool {
 // InitCommand is what bwrap runs: init opens the listeners, installs the
 // warden's filter, hands both out, and execs Claude.
 func InitCommand(listen, private, claude []string) []string {
-	cmd := []string{InitPath, "init"}
+	cmd := []string{layout.InitPath, "init"}
 	for _, a := range listen {
 		cmd = append(cmd, "--listen", a)
 	}

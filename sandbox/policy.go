@@ -10,22 +10,6 @@ import (
 	"strings"
 )
 
-// Fixed paths of the product.
-const (
-	RealBinary = "/usr/libexec/claude-sandbox/claude" // the real Claude Code, off PATH
-	// InsideMarker exists only inside a sandbox: it is created on the
-	// sandbox's private /run, and outside only root could create it.
-	InsideMarker = "/run/claude-sandbox/inside"
-	// OutsideSettings is Claude Code's managed settings for a Claude Code
-	// started outside the sandbox: no hooks, MCP servers or helper commands
-	// but the managed ones (ADR 0017). A managed drop-in applies to every
-	// Claude Code on the machine, so the sandbox covers it with
-	// InsideSettings, which sets nothing: sessions inside keep the user's
-	// hooks and MCP servers.
-	OutsideSettings = "/etc/claude-code/managed-settings.d/claude-sandbox-outside.json"
-	InsideSettings  = "/usr/libexec/claude-sandbox/inside-settings.json"
-)
-
 // defaultProtect are workspace paths that run code outside the sandbox
 // later. The workspace's git directory is held as every git directory is
 // (gitDirEntries), and a missing one cannot be made (outsideNames).
@@ -117,7 +101,7 @@ type Launch struct {
 	Cwd     string   // the kernel's idea of the working directory
 	Environ []string // the caller's environment
 	Args    []string // arguments for Claude Code
-	// RealBinary is sandbox.RealBinary in every launch; tests use a stand-in.
+	// RealBinary is layout.RealBinary in every launch; tests use a stand-in.
 	RealBinary string
 	Masks      []string // the MaskedDirs that exist here, hidden behind an empty tmpfs
 	Keep       []string // files under Masks that the system needs, bound back read-only
@@ -125,7 +109,7 @@ type Launch struct {
 	// OutsideSettings is the managed lock-down for Claude Code started
 	// outside, covered inside by InsideSettings; "" when there is none.
 	OutsideSettings string
-	InsideSettings  string // sandbox.InsideSettings in every launch; tests use a stand-in
+	InsideSettings  string // layout.InsideSettings in every launch; tests use a stand-in
 	// AuthToken is the session token Claude gets in place of its login when
 	// the launcher proxies the credential; "" when it does not.
 	AuthToken string

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // Resolved is what a plan is assembled from besides the conf and the
@@ -123,7 +124,7 @@ func resolveWorkspace(c *Conf, l Launch) (ws, why string, err error) {
 		return "", "", fmt.Errorf("workspace %s is not a directory", ws)
 	}
 	if not := notWorkspace(ws, l.Home); not != "" {
-		return "", "", fmt.Errorf("refusing to use %s as the workspace: %s; start claude inside a project directory, or set workspace-root in %s", ws, not, ConfPath)
+		return "", "", fmt.Errorf("refusing to use %s as the workspace: %s; start claude inside a project directory, or set workspace-root in %s", ws, not, layout.Conf)
 	}
 	return ws, why, nil
 }

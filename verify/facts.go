@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
@@ -22,7 +23,7 @@ import (
 // facts are what the checks look at, gathered once. A fact that could not be
 // gathered carries its error, and every check that needs it fails with it.
 type facts struct {
-	paths   launcher.Paths
+	paths   layout.Layout
 	environ []string
 
 	fds    []descriptor // open when verify started
@@ -67,7 +68,7 @@ type launchView struct {
 	plan   *sandbox.Plan
 }
 
-func gather(p launcher.Paths, environ []string, fds []descriptor, fdsErr error) *facts {
+func gather(p layout.Layout, environ []string, fds []descriptor, fdsErr error) *facts {
 	f := &facts{paths: p, environ: environ, fds: fds, fdsErr: fdsErr}
 	f.status, f.statusErr = readStatus()
 	f.procs, f.procsErr = processes()
@@ -278,7 +279,7 @@ func firstProcess(procs []process) (int, error) {
 		return 0, errors.New("pid 1 has no child: this is not a sandbox bwrap started")
 	}
 	for _, p := range procs {
-		if p.pid == first && len(p.args) > 1 && p.args[0] == sandbox.InitPath && p.args[1] == "init" {
+		if p.pid == first && len(p.args) > 1 && p.args[0] == layout.InitPath && p.args[1] == "init" {
 			if job := childOf(procs, first); job != 0 {
 				return job, nil
 			}

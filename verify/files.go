@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -93,7 +93,7 @@ func insideMarker(f *facts) (string, error) {
 	if !launcher.Inside() {
 		return "", errors.New("the launcher does not recognise this sandbox: the marker is there but the confinement it also demands is not")
 	}
-	return sandbox.InsideMarker + " is on the sandbox's own /run, and the launcher recognises the sandbox", nil
+	return layout.InsideMarker + " is on the sandbox's own /run, and the launcher recognises the sandbox", nil
 }
 
 // systemReadOnly: the system (/, /etc, /usr, /var) is read-only, so no

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/installer"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
@@ -132,7 +132,7 @@ func claudeOnPath(f *facts) (string, error) {
 	for _, c := range []struct{ path, what string }{
 		{f.paths.RealBinary, "the real Claude Code"},
 		{exe, "the launcher, which inside runs the real binary directly"},
-		{installer.LauncherBinary, "the launcher, which inside runs the real binary directly"},
+		{layout.LauncherBinary, "the launcher, which inside runs the real binary directly"},
 	} {
 		if same, _ := sameFile(p, c.path); same && what == "" {
 			what = c.what

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -115,7 +115,7 @@ func wardenRefuses(path string) error {
 func madeDuringSession(path string) bool {
 	var marker, st unix.Statx_t
 	const mask = unix.STATX_BTIME | unix.STATX_CTIME
-	if unix.Statx(unix.AT_FDCWD, sandbox.InsideMarker, 0, mask, &marker) != nil ||
+	if unix.Statx(unix.AT_FDCWD, layout.InsideMarker, 0, mask, &marker) != nil ||
 		unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, mask, &st) != nil {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -86,7 +87,7 @@ func TestFirstProcess(t *testing.T) {
 		t.Error("no child of pid 1 was not an error")
 	}
 	// With a terminal, init runs Claude as its child.
-	job := []process{{pid: 1, comm: "bwrap"}, {pid: 2, ppid: 1, comm: "claude-sandbox", args: []string{sandbox.InitPath, "init", "--", "claude"}}, {pid: 4, ppid: 3}, {pid: 3, ppid: 2, comm: "claude"}}
+	job := []process{{pid: 1, comm: "bwrap"}, {pid: 2, ppid: 1, comm: "claude-sandbox", args: []string{layout.InitPath, "init", "--", "claude"}}, {pid: 4, ppid: 3}, {pid: 3, ppid: 2, comm: "claude"}}
 	if got, err := firstProcess(job); err != nil || got != 3 {
 		t.Errorf("firstProcess = %d, %v; want init's child 3", got, err)
 	}
@@ -186,7 +187,7 @@ func TestFinalMounts(t *testing.T) {
 			t.Errorf("planned mount at %s is %q, want %q", point, got, op)
 		}
 	}
-	if m, ok := final[sandbox.InsideMarker]; ok {
+	if m, ok := final[layout.InsideMarker]; ok {
 		t.Errorf("the inside marker, a directory, is taken for a mount: %+v", m)
 	}
 	env := planEnv(plan)

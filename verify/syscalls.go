@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -212,9 +212,9 @@ func errnoErr(errno unix.Errno) error {
 // added. The probe would put a tmpfs on the inside marker's directory
 // (and takes it off again if that worked).
 func mountRefused(*facts) (string, error) {
-	err := unix.Mount("tmpfs", sandbox.InsideMarker, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k")
+	err := unix.Mount("tmpfs", layout.InsideMarker, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k")
 	if err == nil {
-		unix.Unmount(sandbox.InsideMarker, unix.MNT_DETACH)
+		unix.Unmount(layout.InsideMarker, unix.MNT_DETACH)
 	}
 	return refusedAll([]string{"mount(tmpfs)"}, []error{err})
 }
