@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
 // KeyKind says how a conf key is written.
@@ -111,12 +111,12 @@ var confKeys = []ConfKey{
 		Feature: "network", FeatureHelp: "allowlist: the sandbox gets its own network namespace and reaches out only through a proxy outside it that lets through the domains in allowDomain (and Claude Code's own connection to Anthropic). open: the sandbox uses the container's network as it is (conf network).",
 	},
 	{
-		Name: "allow-domain", Kind: KeyRepeatable, Arg: "HOST[:PORT]", check: quoted(egress.ParseDomain),
+		Name: "allow-domain", Kind: KeyRepeatable, Arg: "HOST[:PORT]", check: quoted(hostaddr.ParseDomain),
 		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowDomain }),
 		Feature: "allowDomain", FeatureHelp: "Comma-separated HOST or HOST:PORT the allowlist proxy lets through (conf allow-domain), such as the package registries the team needs: registry.npmjs.org,proxy.golang.org,github.com. *.example.com is any subdomain of example.com, not example.com itself; without a port, 80 and 443.",
 	},
 	{
-		Name: "allow-ip", Kind: KeyRepeatable, Arg: "IP|CIDR", check: quoted(egress.ParseIP),
+		Name: "allow-ip", Kind: KeyRepeatable, Arg: "IP|CIDR", check: quoted(hostaddr.ParseIP),
 		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowIP }),
 		Feature: "allowIp", FeatureHelp: "Comma-separated IPs or CIDRs the allowlist proxy may reach although they are loopback, private, link-local or cloud metadata, and that may be named as IP literals (conf allow-ip).",
 	},

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
@@ -54,17 +54,17 @@ func CheckCredentialMode(c *Conf, environ []string) error {
 
 // EgressPolicy is what the allowlist proxy lets through: the admin's lines,
 // and Claude's own hosts when its login is inside the sandbox.
-func EgressPolicy(c *Conf, environ []string, authProxied bool) (*egress.Policy, error) {
-	p := &egress.Policy{}
+func EgressPolicy(c *Conf, environ []string, authProxied bool) (*hostaddr.Allowlist, error) {
+	p := &hostaddr.Allowlist{}
 	for _, d := range c.AllowDomain {
-		dom, err := egress.ParseDomain(d.Value)
+		dom, err := hostaddr.ParseDomain(d.Value)
 		if err != nil {
 			return nil, &ConfError{File: c.Source, Line: d.Line, Msg: fmt.Sprintf("allow-domain: %q: %v", d.Value, err)}
 		}
 		p.Domains = append(p.Domains, dom)
 	}
 	for _, a := range c.AllowIP {
-		pfx, err := egress.ParseIP(a.Value)
+		pfx, err := hostaddr.ParseIP(a.Value)
 		if err != nil {
 			return nil, &ConfError{File: c.Source, Line: a.Line, Msg: fmt.Sprintf("allow-ip: %q: %v", a.Value, err)}
 		}
@@ -74,7 +74,7 @@ func EgressPolicy(c *Conf, environ []string, authProxied bool) (*egress.Policy, 
 		return p, nil
 	}
 	for _, h := range claudeHosts {
-		p.Domains = append(p.Domains, egress.Domain{Host: h, Port: 443})
+		p.Domains = append(p.Domains, hostaddr.Domain{Host: h, Port: 443})
 	}
 	if base, ok := lookup(environ, "ANTHROPIC_BASE_URL"); ok && base != "" {
 		u, err := url.Parse(base)
@@ -85,7 +85,7 @@ func EgressPolicy(c *Conf, environ []string, authProxied bool) (*egress.Policy, 
 		if u.Port() == "" {
 			hostPort += map[string]string{"http": ":80"}[u.Scheme]
 		}
-		if dom, err := egress.ParseDomain(hostPort); err == nil {
+		if dom, err := hostaddr.ParseDomain(hostPort); err == nil {
 			p.Domains = append(p.Domains, dom)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
@@ -24,8 +24,8 @@ type Resolved struct {
 	held         []mount  // the protections: directories pinned, paths read-only
 	nameRules    []NameRule
 	pathRules    []PathRule
-	credentials  bool           // Claude Code's login file exists, and the launch covers it
-	egress       *egress.Policy // in allowlist mode
+	credentials  bool                // Claude Code's login file exists, and the launch covers it
+	egress       *hostaddr.Allowlist // in allowlist mode
 }
 
 // A write is an allow-write or allow-write-executable line and the path it
