@@ -14,10 +14,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 )
 
 // Kind is how a credential is presented to the API.
@@ -100,7 +101,7 @@ func (c Credential) String() string { return fmt.Sprintf("%v from %s", c.Kind, c
 // Empty variables count as unset.
 func Find(environ []string, home string) (*Credential, error) {
 	for _, src := range envSources {
-		if v := getenv(environ, src.name); v != "" {
+		if v := envlist.Get(environ, src.name); v != "" {
 			return newCredential(src.kind, src.name, &state{secret: v}), nil
 		}
 	}
@@ -121,16 +122,6 @@ func Find(environ []string, home string) (*Credential, error) {
 		st.expires = time.UnixMilli(cf.login.ExpiresAt)
 	}
 	return newCredential(OAuth, path, st), nil
-}
-
-// getenv takes the first definition, as the C library's getenv does.
-func getenv(environ []string, name string) string {
-	for _, kv := range environ {
-		if n, v, ok := strings.Cut(kv, "="); ok && n == name {
-			return v
-		}
-	}
-	return ""
 }
 
 // credFile is the credentials file's JSON, kept whole so that a rewrite keeps

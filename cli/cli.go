@@ -18,6 +18,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/egress"
 	"github.com/claude-sandbox/claude-sandbox/gate"
 	"github.com/claude-sandbox/claude-sandbox/installer"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/promote"
@@ -435,13 +436,7 @@ func statuslineCmd(p launcher.Paths, args, environ []string, stdout, stderr io.W
 	if c, err := launcher.LoadConf(p.Conf); err == nil {
 		network = c.NetworkMode()
 	}
-	home := ""
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
-	statusline.Render(launcher.Inside(), network, home, os.Stdin, stdout)
+	statusline.Render(launcher.Inside(), network, envlist.Map(environ)["HOME"], os.Stdin, stdout)
 	return 0
 }
 

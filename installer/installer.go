@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/claude-sandbox/claude-sandbox/doctor"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"golang.org/x/sys/unix"
@@ -327,10 +328,8 @@ func (in *run) homeOf(user string) string {
 // defaultUser is the devcontainer's remote user, else the owner of
 // /workspaces, else root.
 func (in *run) defaultUser(environ []string) string {
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "_REMOTE_USER="); ok && v != "" {
-			return v
-		}
+	if v := envlist.Get(environ, "_REMOTE_USER"); v != "" {
+		return v
 	}
 	if fi, err := os.Stat(in.path("/workspaces")); err == nil {
 		if e := in.passwdEntry(2, strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid))); e != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
@@ -197,7 +198,7 @@ func receiveFD(conn *net.UnixConn) (string, int, error) {
 // loopback address, where no network carries the login in the clear.
 func upstream(environ []string) (*url.URL, error) {
 	raw := DefaultUpstream
-	if v, ok := lookupEnv(environ, "ANTHROPIC_BASE_URL"); ok && v != "" {
+	if v, ok := envlist.Lookup(environ, "ANTHROPIC_BASE_URL"); ok && v != "" {
 		raw = v
 	}
 	u, err := url.Parse(raw)
@@ -210,13 +211,4 @@ func upstream(environ []string) (*url.URL, error) {
 		}
 	}
 	return u, nil
-}
-
-func lookupEnv(environ []string, name string) (string, bool) {
-	for _, kv := range environ {
-		if n, v, ok := strings.Cut(kv, "="); ok && n == name {
-			return v, true
-		}
-	}
-	return "", false
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
@@ -195,7 +196,7 @@ func launchPath(c *Conf, l Launch) string {
 		path += ":" + d.Value
 	}
 	path += ":" + filepath.Join(l.Home, ".local/bin")
-	if venv, ok := lookup(l.Environ, "VIRTUAL_ENV"); ok && filepath.IsAbs(venv) && !strings.Contains(venv, ":") {
+	if venv, ok := envlist.Lookup(l.Environ, "VIRTUAL_ENV"); ok && filepath.IsAbs(venv) && !strings.Contains(venv, ":") {
 		path += ":" + filepath.Join(venv, "bin")
 	}
 	return path

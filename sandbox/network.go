@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
@@ -45,7 +46,7 @@ func CheckCredentialMode(c *Conf, environ []string) error {
 		return nil
 	}
 	for _, v := range cloudVars {
-		if val, ok := lookup(environ, v); ok && val != "" && val != "0" {
+		if val, ok := envlist.Lookup(environ, v); ok && val != "" && val != "0" {
 			return fmt.Errorf("%s is set, but the credential proxy serves only Anthropic's API; set credentials = inside in %s to use a cloud provider", v, c.Source)
 		}
 	}
@@ -76,7 +77,7 @@ func EgressPolicy(c *Conf, environ []string, authProxied bool) (*hostaddr.Allowl
 	for _, h := range claudeHosts {
 		p.Domains = append(p.Domains, hostaddr.Domain{Host: h, Port: 443})
 	}
-	if base, ok := lookup(environ, "ANTHROPIC_BASE_URL"); ok && base != "" {
+	if base, ok := envlist.Lookup(environ, "ANTHROPIC_BASE_URL"); ok && base != "" {
 		u, err := url.Parse(base)
 		if err != nil || u.Hostname() == "" {
 			return nil, fmt.Errorf("ANTHROPIC_BASE_URL=%q is not a URL", base)

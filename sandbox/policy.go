@@ -198,15 +198,6 @@ func ClaudeArgs(args []string) []string {
 	return out
 }
 
-func lookup(environ []string, name string) (string, bool) {
-	for _, kv := range environ {
-		if n, v, ok := strings.Cut(kv, "="); ok && n == name {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 type mountKind int
 
 const (

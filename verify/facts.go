@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -129,7 +130,7 @@ func (f *facts) recomputeLaunch() (*launchView, error) {
 func (f *facts) sessionAuth(l *sandbox.Launch) {
 	if token := f.sessionToken(); token != "" {
 		l.AuthToken = token
-		l.AuthAddr = strings.TrimPrefix(envMap(f.startEnv)["ANTHROPIC_BASE_URL"], "http://")
+		l.AuthAddr = strings.TrimPrefix(envlist.Map(f.startEnv)["ANTHROPIC_BASE_URL"], "http://")
 	}
 }
 
@@ -137,7 +138,7 @@ func (f *facts) sessionAuth(l *sandbox.Launch) {
 // its login (credentials = proxy), or "" when it gave none. The conf must
 // have loaded.
 func (f *facts) sessionToken() string {
-	token := envMap(f.startEnv)["ANTHROPIC_AUTH_TOKEN"]
+	token := envlist.Map(f.startEnv)["ANTHROPIC_AUTH_TOKEN"]
 	if f.conf.CredentialMode() != sandbox.CredentialsProxy || !strings.HasPrefix(token, authproxy.PlaceholderPrefix) {
 		return ""
 	}
@@ -313,25 +314,4 @@ func splitNul(b []byte) []string {
 		return nil
 	}
 	return strings.Split(s, "\x00")
-}
-
-// envMap indexes an environment by name.
-func envMap(environ []string) map[string]string {
-	out := map[string]string{}
-	for _, kv := range environ {
-		name, value, _ := strings.Cut(kv, "=")
-		out[name] = value
-	}
-	return out
-}
-
-// envNames returns the sorted variable names of an environment.
-func envNames(environ []string) []string {
-	var out []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
 }

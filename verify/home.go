@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
@@ -149,12 +150,7 @@ func claudeOnPath(f *facts) (string, error) {
 
 // lookPath finds name on environ's PATH the way a shell does.
 func lookPath(environ []string, name string) (string, error) {
-	path := ""
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
+	path := envlist.Map(environ)["PATH"] // the last definition, which a shell keeps
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" {
 			dir = "."

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -157,7 +158,7 @@ func pid1Environment(*facts) (string, error) {
 		return "", err
 	}
 	if len(env) > 0 {
-		return "", fmt.Errorf("/proc/1/environ holds %d variables (%s)", len(splitNul(env)), strings.Join(envNames(splitNul(env)), ", "))
+		return "", fmt.Errorf("/proc/1/environ holds %d variables (%s)", len(splitNul(env)), strings.Join(envlist.Names(splitNul(env)), ", "))
 	}
 	cmdline, err := os.ReadFile("/proc/1/cmdline")
 	if err != nil {
@@ -177,7 +178,7 @@ func launchEnvironment(f *facts) (string, error) {
 		return "", f.launchErr
 	}
 	planned := planEnv(f.launch.plan)
-	got := envMap(f.startEnv)
+	got := envlist.Map(f.startEnv)
 	var extra, missing, differ []string
 	for name, value := range got {
 		want, ok := planned[name]
@@ -225,7 +226,7 @@ func secretVariables(f *facts) (string, error) {
 	var allowed, leaked []string
 	seen := map[string]bool{}
 	proxied := f.sessionToken() != ""
-	for _, name := range envNames(append(append([]string{}, f.startEnv...), f.environ...)) {
+	for _, name := range envlist.Names(append(append([]string{}, f.startEnv...), f.environ...)) {
 		if seen[name] || !looksSecret(name) {
 			continue
 		}
