@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 )
 
@@ -194,12 +195,8 @@ func read(path string) string {
 }
 
 func status(field string) string {
-	for _, line := range strings.Split(read("/proc/self/status"), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+	st, _ := procstatus.Read("self")
+	return st[field]
 }
 
 // MinGit is the oldest git that honours safe.bareRepository.

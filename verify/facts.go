@@ -1,10 +1,8 @@
 package verify
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
@@ -71,7 +70,7 @@ type launchView struct {
 
 func gather(p layout.Layout, environ []string, fds []descriptor, fdsErr error) *facts {
 	f := &facts{paths: p, environ: environ, fds: fds, fdsErr: fdsErr}
-	f.status, f.statusErr = readStatus()
+	f.status, f.statusErr = procstatus.Read("self")
 	f.procs, f.procsErr = processes()
 	f.firstPID, f.startEnv, f.startEnvErr = startEnvironment(f.procs, f.procsErr)
 	f.mounts, f.mountsErr = visibleMounts()
@@ -143,27 +142,6 @@ func (f *facts) sessionToken() string {
 		return ""
 	}
 	return token
-}
-
-func readStatus() (map[string]string, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return parseStatus(f)
-}
-
-// parseStatus reads the "Name:\tvalue" lines of /proc/PID/status.
-func parseStatus(r io.Reader) (map[string]string, error) {
-	out := map[string]string{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		if name, value, ok := strings.Cut(sc.Text(), ":"); ok {
-			out[name] = strings.TrimSpace(value)
-		}
-	}
-	return out, sc.Err()
 }
 
 // descriptor is an open file descriptor and what it refers to.

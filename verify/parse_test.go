@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -50,15 +51,9 @@ func TestUnescapeMountPath(t *testing.T) {
 	}
 }
 
-func TestParseStatus(t *testing.T) {
+func TestNonZeroCaps(t *testing.T) {
 	in := "Name:\tclaude\nNoNewPrivs:\t1\nCapEff:\t0000000000000000\nCapBnd:\t000001ffffffffff\nSeccomp:\t2\n"
-	st, err := parseStatus(strings.NewReader(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st["NoNewPrivs"] != "1" || st["Seccomp"] != "2" || st["Name"] != "claude" {
-		t.Errorf("parseStatus = %v", st)
-	}
+	st := procstatus.Parse([]byte(in))
 	held, err := nonZeroCaps(st, "CapEff", "CapBnd")
 	if err != nil || len(held) != 1 || held[0] != "CapBnd=000001ffffffffff" {
 		t.Errorf("nonZeroCaps = %v, %v; want only CapBnd", held, err)
