@@ -3,7 +3,6 @@
 package doctor
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 )
@@ -135,11 +135,13 @@ func Diagnose() string {
 // Docker does over /proc/kcore, /proc/keys and others, from a mountinfo
 // table. binfmt_misc, which hosts mount on an empty directory of /proc, does
 // not hide anything and does not count.
-func ProcMasked(mountinfo io.Reader) bool {
-	sc := bufio.NewScanner(mountinfo)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) > 4 && strings.HasPrefix(f[4], "/proc/") && f[4] != "/proc/sys/fs/binfmt_misc" {
+func ProcMasked(table io.Reader) bool {
+	mounts, err := mountinfo.Parse(table)
+	if err != nil {
+		return false
+	}
+	for _, m := range mounts {
+		if strings.HasPrefix(m.Point, "/proc/") && m.Point != "/proc/sys/fs/binfmt_misc" {
 			return true
 		}
 	}

@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
@@ -217,31 +217,25 @@ func pidsLimits(proc string) ([]pidsLimit, error) {
 	if err != nil {
 		return nil, err
 	}
-	mounts, err := os.Open(filepath.Join(proc, "self/mountinfo"))
+	table, err := os.Open(filepath.Join(proc, "self/mountinfo"))
 	if err != nil {
 		return nil, err
 	}
-	defer mounts.Close()
+	defer table.Close()
+	mounts, err := mountinfo.Parse(table)
+	if err != nil {
+		return nil, err
+	}
 	type hierarchy struct{ root, point string }
 	v1, v2 := []hierarchy{}, []hierarchy{}
-	sc := bufio.NewScanner(mounts)
-	for sc.Scan() {
-		// id parent major:minor root point options... - fstype source super-options
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields, tail := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fields) < 5 || len(tail) < 3 {
-			continue
-		}
-		h := hierarchy{unescapeMount(fields[3]), unescapeMount(fields[4])}
+	for _, m := range mounts {
+		h := hierarchy{m.Root, m.Point}
 		switch {
-		case tail[0] == "cgroup2":
+		case m.FSType == "cgroup2":
 			v2 = append(v2, h)
-		case tail[0] == "cgroup" && hasOption(tail[2], "pids"):
+		case m.FSType == "cgroup" && mountinfo.HasOption(m.SuperOptions, "pids"):
 			v1 = append(v1, h)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	var out []pidsLimit
 	for _, line := range strings.Split(string(memberships), "\n") {
@@ -254,7 +248,7 @@ func pidsLimits(proc string) ([]pidsLimit, error) {
 		switch {
 		case parts[0] == "0" && parts[1] == "":
 			candidates = v2
-		case hasOption(parts[1], "pids"):
+		case mountinfo.HasOption(parts[1], "pids"):
 			candidates = v1
 		}
 		for _, h := range candidates {
@@ -287,34 +281,6 @@ func readPidsLimit(dir string) (pidsLimit, bool) {
 		return pidsLimit{}, false
 	}
 	return pidsLimit{dir: dir, max: limit, current: current}, true
-}
-
-func hasOption(list, name string) bool {
-	for _, o := range strings.Split(list, ",") {
-		if o == name {
-			return true
-		}
-	}
-	return false
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // reserveThreads makes the Go runtime create the OS threads the launcher

@@ -14,6 +14,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -39,7 +40,7 @@ type facts struct {
 	startEnv    []string // the environment bwrap gave it: the launcher's, before any shell changed it
 	startEnvErr error
 
-	mounts    []mount // the visible ones
+	mounts    []mountinfo.Mount // the visible ones
 	mountsErr error
 
 	conf    *sandbox.Conf

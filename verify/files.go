@@ -73,7 +73,7 @@ func allReadOnly(paths ...string) (string, error) {
 // read-only.
 func (f *facts) ownTmpfs(path string) error {
 	m, ok := f.mountAt(path)
-	if !ok || m.fsType != "tmpfs" || m.readOnly {
+	if !ok || m.FSType != "tmpfs" || m.ReadOnly() {
 		return fmt.Errorf("%s is not a tmpfs of the sandbox's own: what is there comes from the host", path)
 	}
 	return nil
@@ -245,8 +245,8 @@ func maskedDirs(f *facts, dirs []string) (string, error) {
 		}
 		var extra []string
 		for _, m := range f.mounts {
-			if m.point != d && within(d, m.point) && !f.planned(m, false) {
-				extra = append(extra, m.point)
+			if m.Point != d && within(d, m.Point) && !f.planned(m, false) {
+				extra = append(extra, m.Point)
 			}
 		}
 		if len(extra) > 0 {

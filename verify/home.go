@@ -36,10 +36,10 @@ func homeMounts(f *facts) (string, error) {
 	home := f.launch.launch.Home
 	var names, extra []string
 	for _, m := range f.mounts {
-		if m.point == home || !within(home, m.point) {
+		if m.Point == home || !within(home, m.Point) {
 			continue
 		}
-		name := "~/" + strings.TrimPrefix(m.point, home+"/")
+		name := "~/" + strings.TrimPrefix(m.Point, home+"/")
 		if f.planned(m, false) {
 			names = append(names, name)
 		} else {

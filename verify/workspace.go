@@ -109,10 +109,10 @@ func plannedMounts(f *facts) (string, error) {
 			later++
 		case !ok:
 			wrong = append(wrong, point+" is not mounted")
-		case m.readOnly != pm.Op.ReadOnly():
-			wrong = append(wrong, fmt.Sprintf("%s is %s", point, map[bool]string{true: "read-only", false: "writable"}[m.readOnly]))
-		case wantFS != "" && m.fsType != wantFS:
-			wrong = append(wrong, fmt.Sprintf("%s is %s, not %s", point, m.fsType, wantFS))
+		case m.ReadOnly() != pm.Op.ReadOnly():
+			wrong = append(wrong, fmt.Sprintf("%s is %s", point, map[bool]string{true: "read-only", false: "writable"}[m.ReadOnly()]))
+		case wantFS != "" && m.FSType != wantFS:
+			wrong = append(wrong, fmt.Sprintf("%s is %s, not %s", point, m.FSType, wantFS))
 		}
 	}
 	if len(wrong) > 0 {
@@ -131,12 +131,12 @@ func writableMounts(f *facts) (string, error) {
 	var extra []string
 	n := 0
 	for _, m := range f.mounts {
-		if m.readOnly {
+		if m.ReadOnly() {
 			continue
 		}
 		n++
 		if !f.planned(m, true) {
-			extra = append(extra, m.point)
+			extra = append(extra, m.Point)
 		}
 	}
 	if len(extra) > 0 {
