@@ -2,8 +2,8 @@ package launcher
 
 import (
 	"os"
-	"path/filepath"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/jsonc"
 )
@@ -26,21 +26,5 @@ func wireStatusLine(path string) {
 	if err != nil || !changed {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings.json.*")
-	if err != nil {
-		return
-	}
-	_, err = tmp.Write(next)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), fi.Mode().Perm())
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
+	atomicfile.Write(path, next, fi.Mode().Perm())
 }
