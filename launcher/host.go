@@ -88,7 +88,7 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 		l.OutsideSettings, l.InsideSettings = p.OutsideSettings, p.InsideSettings
 	}
 	if l.Masks == nil {
-		for _, d := range sandbox.MaskedDirs {
+		for _, d := range sandbox.MaskedDirs() {
 			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
 				l.Masks = append(l.Masks, d)
 			}

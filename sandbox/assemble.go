@@ -213,7 +213,7 @@ func envFromCaller(c *Conf, noForge bool, environ []string) map[string]EnvVar {
 		extra[p.Value] = p
 	}
 	if noForge {
-		for _, t := range ForgeTokens {
+		for _, t := range forgeTokens {
 			delete(extra, t)
 		}
 	}

@@ -47,8 +47,8 @@ var (
 	}
 )
 
-// ForgeTokens never enter when no-forge is set, even if pass-env names them.
-var ForgeTokens = []string{
+// forgeTokens never enter when no-forge is set, even if pass-env names them.
+var forgeTokens = []string{
 	"GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
 	"GITLAB_TOKEN", "GITLAB_ACCESS_TOKEN", "CI_JOB_TOKEN",
 }

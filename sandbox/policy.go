@@ -43,14 +43,15 @@ var masks = []struct{ dir, what string }{
 }
 
 // MaskedDirs are the directories of masks: other users' homes, other
-// projects, runtime sockets and secrets, shared temp files.
-var MaskedDirs = func() []string {
+// projects, runtime sockets and secrets, shared temp files. Each call
+// returns a new slice.
+func MaskedDirs() []string {
 	var out []string
 	for _, m := range masks {
 		out = append(out, m.dir)
 	}
 	return out
-}()
+}
 
 // maskWhy says what the mask over dir hides.
 func maskWhy(dir string) string {
@@ -82,14 +83,15 @@ var claudeReadOnly = []homePath{
 // A homePath is a path relative to the home, and why the policy holds it.
 type homePath struct{ rel, why string }
 
-// ClaudeReadOnly are the paths of claudeReadOnly.
-var ClaudeReadOnly = func() []string {
+// ClaudeReadOnly are the paths of claudeReadOnly. Each call returns a new
+// slice.
+func ClaudeReadOnly() []string {
 	var out []string
 	for _, p := range claudeReadOnly {
 		out = append(out, p.rel)
 	}
 	return out
-}()
+}
 
 // Launch holds the facts of one launch. Paths are absolute with symlinks
 // resolved.

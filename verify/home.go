@@ -67,7 +67,7 @@ func claudeSettingsReadOnly(f *facts) (string, error) {
 	}
 	home := f.launch.launch.Home
 	var paths []string
-	for _, rel := range sandbox.ClaudeReadOnly {
+	for _, rel := range sandbox.ClaudeReadOnly() {
 		paths = append(paths, filepath.Join(home, rel))
 	}
 	commands, err := sandbox.ClaudeCommandFiles(home)

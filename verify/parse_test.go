@@ -195,7 +195,7 @@ func TestMaskGroupsAreTheMaskedDirs(t *testing.T) {
 	for _, g := range [][]string{runDirs, tmpDirs, homeDirs, projectDirs} {
 		groups = append(groups, g...)
 	}
-	if diff := cmp.Diff(sandbox.MaskedDirs, groups, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+	if diff := cmp.Diff(sandbox.MaskedDirs(), groups, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("the checks' mask groups are not sandbox.MaskedDirs (-want +got):\n%s", diff)
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/features"
 )
 
-// Arches are the architectures the feature ships binaries for.
-var Arches = []string{"amd64", "arm64"}
+// arches are the architectures the feature ships binaries for.
+var arches = []string{"amd64", "arm64"}
 
 // Sync writes the feature's copy of the metadata from the source. The copy
 // is byte for byte the source, so a test can tell when one was edited
@@ -35,7 +35,7 @@ func BinaryName(arch string) string { return "bin/claude-sandbox-linux-" + arch 
 // into the feature, stamped with the feature's version, so an image build
 // needs no network for our own code.
 func BuildBinaries(root string) error {
-	for _, arch := range Arches {
+	for _, arch := range arches {
 		if err := BuildBinary(root, arch, filepath.Join(root, features.Dir, BinaryName(arch))); err != nil {
 			return err
 		}

@@ -59,7 +59,7 @@ func stageBinaries(t *testing.T, staged string) {
 	if err := os.MkdirAll(filepath.Join(staged, features.Dir, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, arch := range Arches {
+	for _, arch := range arches {
 		if err := BuildBinary(root, arch, filepath.Join(staged, features.Dir, BinaryName(arch))); err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-// machines are the ELF machines of Arches.
+// machines are the ELF machines of arches.
 var machines = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
 
 // checkFeatureArchive checks a feature's package, the tar the CLI writes
@@ -117,7 +117,7 @@ func checkFeatureArchive(t *testing.T, archive io.Reader) {
 		t.Errorf("the archive's devcontainer-feature.json is not %s", features.Source)
 	}
 	executables := []string{"./install.sh"}
-	for _, arch := range Arches {
+	for _, arch := range arches {
 		executables = append(executables, "./"+BinaryName(arch))
 	}
 	for _, name := range executables {
@@ -125,7 +125,7 @@ func checkFeatureArchive(t *testing.T, archive io.Reader) {
 			t.Errorf("the archive's %s: mode %o, want executable (archive holds %d files)", name, modes[name], len(files))
 		}
 	}
-	for _, arch := range Arches {
+	for _, arch := range arches {
 		f, err := elf.NewFile(bytes.NewReader(files["./"+BinaryName(arch)]))
 		if err != nil {
 			t.Errorf("the archive's %s: %v", BinaryName(arch), err)
