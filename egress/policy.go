@@ -99,7 +99,7 @@ func (p *Proxy) Check(ctx context.Context, host string, port int) ([]netip.Addr,
 	}
 	addrs, err := resolve(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("cannot resolve: %v", err)
+		return nil, fmt.Errorf("cannot resolve: %w", err)
 	}
 	var ok []netip.Addr
 	var refused string

@@ -35,7 +35,7 @@ func ReadMetadata(root string) (Metadata, error) {
 		return m, err
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return m, fmt.Errorf("%s: %v", Source, err)
+		return m, fmt.Errorf("%s: %w", Source, err)
 	}
 	if m.ID == "" || m.Version == "" {
 		return m, fmt.Errorf("%s: id and version are required", Source)

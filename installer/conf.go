@@ -34,12 +34,12 @@ func (in *run) planConf() error {
 	}
 	if old != nil {
 		if _, err := sandbox.ParseConf(layout.Conf, bytes.NewReader(old)); err != nil {
-			return fmt.Errorf("the existing conf is not valid, so it was left alone: %v", err)
+			return fmt.Errorf("the existing conf is not valid, so it was left alone: %w", err)
 		}
 	}
 	next := mergeConf(old, rendered)
 	if _, err := sandbox.ParseConf(layout.Conf, bytes.NewReader(next)); err != nil {
-		return fmt.Errorf("the options make an invalid conf: %v", err)
+		return fmt.Errorf("the options make an invalid conf: %w", err)
 	}
 	if bytes.Equal(old, next) {
 		return nil

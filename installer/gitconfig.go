@@ -62,7 +62,7 @@ func (in *run) planGitConfig() error {
 	if old != nil {
 		entries, err := gitconfig.Parse(name, old)
 		if err != nil {
-			return fmt.Errorf("the existing git configuration is not valid, so it was left alone: %v", err)
+			return fmt.Errorf("the existing git configuration is not valid, so it was left alone: %w", err)
 		}
 		if bareRepository(entries) == "explicit" {
 			return nil

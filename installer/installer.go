@@ -130,7 +130,7 @@ func (in *run) apply() error {
 			continue
 		}
 		if err := c.apply(); err != nil {
-			return fmt.Errorf("%s: %v", c.what, err)
+			return fmt.Errorf("%s: %w", c.what, err)
 		}
 		fmt.Fprintf(in.out, "claude-sandbox: %s\n", c.what)
 	}
@@ -203,7 +203,7 @@ func installPackages(pkgs ...string) error {
 		cmd := exec.Command(c[0], c[1:]...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s failed: %v: %s", strings.Join(c, " "), err, lastLine(out))
+			return fmt.Errorf("%s failed: %w: %s", strings.Join(c, " "), err, lastLine(out))
 		}
 	}
 	return nil

@@ -81,7 +81,7 @@ func (in *run) planManagedSettings() error {
 		return nil
 	}
 	if err := v.Patch([]byte("[" + strings.Join(ops, ",") + "]")); err != nil {
-		return fmt.Errorf("%s: %v", layout.ManagedSettings, err)
+		return fmt.Errorf("%s: %w", layout.ManagedSettings, err)
 	}
 	if root, ok := v.Value.(*hujson.Object); ok {
 		lineUpPatched(root, "env", "DISABLE_AUTOUPDATER")
@@ -151,7 +151,7 @@ func (in *run) planManagedRemoval(out io.Writer) error {
 		}
 	}
 	if err := v.Patch([]byte("[" + strings.Join(ops, ",") + "]")); err != nil {
-		return fmt.Errorf("%s: %v", layout.ManagedSettings, err)
+		return fmt.Errorf("%s: %w", layout.ManagedSettings, err)
 	}
 	next := v.Pack()
 	if onlyOurs(next) {
@@ -183,12 +183,12 @@ func parseManaged(data []byte) (hujson.Value, managedSettings, error) {
 	var current managedSettings
 	v, err := hujson.Parse(data)
 	if err != nil {
-		return v, current, fmt.Errorf("%s is not valid JSON, so it was left alone: %v", layout.ManagedSettings, err)
+		return v, current, fmt.Errorf("%s is not valid JSON, so it was left alone: %w", layout.ManagedSettings, err)
 	}
 	std := v.Clone()
 	std.Standardize()
 	if err := json.Unmarshal(std.Pack(), &current); err != nil {
-		return v, current, fmt.Errorf("%s is not the settings Claude Code reads, so it was left alone: %v", layout.ManagedSettings, err)
+		return v, current, fmt.Errorf("%s is not the settings Claude Code reads, so it was left alone: %w", layout.ManagedSettings, err)
 	}
 	return v, current, nil
 }

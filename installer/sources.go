@@ -39,7 +39,7 @@ func (in *run) findClaude() (*source, error) {
 	if o.ClaudeBinary != "" {
 		s := &source{path: o.ClaudeBinary, from: "--claude-binary"}
 		if err := in.acceptable(s); err != nil {
-			return nil, fmt.Errorf("--claude-binary %s: %v", o.ClaudeBinary, err)
+			return nil, fmt.Errorf("--claude-binary %s: %w", o.ClaudeBinary, err)
 		}
 		return s, nil
 	}
@@ -180,7 +180,7 @@ func version(path string) (string, error) {
 	cmd.Env = []string{"DISABLE_AUTOUPDATER=1", "PATH=/usr/bin:/bin"}
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("`%s --version` failed: %v", path, err)
+		return "", fmt.Errorf("`%s --version` failed: %w", path, err)
 	}
 	m := versionRE.FindStringSubmatch(strings.TrimSpace(string(out)))
 	if m == nil {
@@ -257,7 +257,7 @@ func (in *run) fromNativeInstaller(url string) (*source, error) {
 	cmd := exec.CommandContext(ctx, "bash", args...)
 	cmd.Env = append(withoutHome(os.Environ()), "HOME="+home)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("the script failed: %v: %s", err, lastLine(out))
+		return nil, fmt.Errorf("the script failed: %w: %s", err, lastLine(out))
 	}
 	bin, err := filepath.EvalSymlinks(filepath.Join(home, ".local/bin/claude"))
 	if err != nil {
@@ -305,7 +305,7 @@ func (in *run) fromNPM() (*source, error) {
 		}
 		cmd := exec.Command(npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", cache, NPMPackage+"@"+ver)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("npm install failed: %v: %s", err, lastLine(out))
+			return nil, fmt.Errorf("npm install failed: %w: %s", err, lastLine(out))
 		}
 	}
 	for _, b := range binaries {

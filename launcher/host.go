@@ -41,7 +41,7 @@ func LoadConf(path string) (*sandbox.Conf, error) {
 		return &sandbox.Conf{Source: path}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, errors.Unwrap(err))
+		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err))
 	}
 	defer f.Close()
 	return sandbox.ParseConf(path, f)
@@ -72,7 +72,7 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 	}
 	cwd, err := unix.Getwd()
 	if err != nil {
-		return sandbox.Launch{}, fmt.Errorf("cannot read the working directory: %v", err)
+		return sandbox.Launch{}, fmt.Errorf("cannot read the working directory: %w", err)
 	}
 	home := resolveHome(u.home)
 	shell := u.shell
@@ -81,7 +81,7 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return sandbox.Launch{}, fmt.Errorf("cannot find the launcher's own binary: %v", err)
+		return sandbox.Launch{}, fmt.Errorf("cannot find the launcher's own binary: %w", err)
 	}
 	l := sandbox.Launch{User: u.name, Home: home, Homes: homes, Shell: shell, Cwd: cwd, Environ: environ, Args: args, RealBinary: p.RealBinary, Masks: p.Masks, Launcher: self}
 	if _, err := os.Lstat(p.OutsideSettings); err == nil && p.OutsideSettings != "" {
@@ -114,7 +114,7 @@ type passwd struct{ name, home, shell string }
 func readPasswd(path string, uid int) (passwd, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return passwd{}, nil, fmt.Errorf("cannot read %s: %v", path, err)
+		return passwd{}, nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
 	defer f.Close()
 	var u *passwd

@@ -65,13 +65,13 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("socketpair: %v", err)
+		return nil, fmt.Errorf("socketpair: %w", err)
 	}
 	s.control, s.child = os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control-child")
 	if len(pr.Plan.Listen) == 0 && s.auth != nil {
 		l, err := net.Listen("tcp4", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("the credential proxy cannot listen on loopback: %v", err)
+			return nil, fmt.Errorf("the credential proxy cannot listen on loopback: %w", err)
 		}
 		s.authL = l
 		pr.Launch.AuthAddr = l.Addr().String()
@@ -98,13 +98,13 @@ func (s *services) start(listen []string, terminal bool) error {
 	for i, addr := range listen {
 		_, fd, err := receiveFD(conn)
 		if err != nil {
-			return fmt.Errorf("the sandbox did not hand over its %s socket: %v", addr, err)
+			return fmt.Errorf("the sandbox did not hand over its %s socket: %w", addr, err)
 		}
 		f := os.NewFile(uintptr(fd), "listener")
 		l, err := net.FileListener(f)
 		f.Close()
 		if err != nil {
-			return fmt.Errorf("the sandbox's %s socket: %v", addr, err)
+			return fmt.Errorf("the sandbox's %s socket: %w", addr, err)
 		}
 		switch i {
 		case 0:
@@ -121,7 +121,7 @@ func (s *services) start(listen []string, terminal bool) error {
 		answer = answerTerminal
 	}
 	if _, err := conn.Write([]byte{answer}); err != nil {
-		return fmt.Errorf("cannot tell the sandbox the proxies run: %v", err)
+		return fmt.Errorf("cannot tell the sandbox the proxies run: %w", err)
 	}
 	return nil
 }
@@ -131,7 +131,7 @@ func (s *services) start(listen []string, terminal bool) error {
 func (s *services) startWarden(conn *net.UnixConn) error {
 	msg, fd, err := receiveFD(conn)
 	if err != nil {
-		return fmt.Errorf("the sandbox did not hand over the warden's listener: %v", err)
+		return fmt.Errorf("the sandbox did not hand over the warden's listener: %w", err)
 	}
 	fields := strings.Fields(msg)
 	if len(fields) == 0 || fields[0] != "warden" {

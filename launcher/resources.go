@@ -139,7 +139,7 @@ func readTaskFacts(proc string) (taskFacts, error) {
 		return f, err
 	}
 	if err := unix.Prlimit(0, unix.RLIMIT_NPROC, nil, &f.nproc); err != nil {
-		return f, fmt.Errorf("getrlimit(RLIMIT_NPROC): %v", err)
+		return f, fmt.Errorf("getrlimit(RLIMIT_NPROC): %w", err)
 	}
 	for _, v := range []struct {
 		file string
@@ -314,7 +314,7 @@ func reserveThreads(n int) {
 func confine(pid int, b budget) error {
 	if b.tasks > 0 {
 		if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, &unix.Rlimit{Cur: b.tasks, Max: b.tasks}, nil); err != nil {
-			return fmt.Errorf("cannot limit the sandbox's processes: prlimit(%d, RLIMIT_NPROC): %v", pid, err)
+			return fmt.Errorf("cannot limit the sandbox's processes: prlimit(%d, RLIMIT_NPROC): %w", pid, err)
 		}
 	}
 	adj, err := os.OpenFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), os.O_WRONLY, 0)
@@ -325,7 +325,7 @@ func confine(pid int, b budget) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("cannot make the sandbox the OOM killer's first choice: %v", err)
+		return fmt.Errorf("cannot make the sandbox the OOM killer's first choice: %w", err)
 	}
 	return nil
 }
@@ -339,10 +339,10 @@ func withUserCeiling(ceiling uint64, start func() error) error {
 	}
 	var old unix.Rlimit
 	if err := unix.Prlimit(0, unix.RLIMIT_NPROC, nil, &old); err != nil {
-		return fmt.Errorf("getrlimit(RLIMIT_NPROC): %v", err)
+		return fmt.Errorf("getrlimit(RLIMIT_NPROC): %w", err)
 	}
 	if err := unix.Prlimit(0, unix.RLIMIT_NPROC, &unix.Rlimit{Cur: ceiling, Max: old.Max}, nil); err != nil {
-		return fmt.Errorf("cannot lower RLIMIT_NPROC for the sandbox: %v", err)
+		return fmt.Errorf("cannot lower RLIMIT_NPROC for the sandbox: %w", err)
 	}
 	defer unix.Prlimit(0, unix.RLIMIT_NPROC, &old, nil)
 	return start()

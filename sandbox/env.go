@@ -123,7 +123,7 @@ func ParseSessionEnv(environ []string) (SessionEnv, error) {
 					continue
 				}
 				if err := checkRel(p); err != nil {
-					return s, fmt.Errorf("%s: %v", name, err)
+					return s, fmt.Errorf("%s: %w", name, err)
 				}
 				s.Protect = append(s.Protect, p)
 			}

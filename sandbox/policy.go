@@ -280,7 +280,7 @@ func (pr *protector) step(h hold, parent, part string, rest []string) (bool, err
 	case errors.Is(err, fs.ErrNotExist):
 		pr.absent(h, parent, part, last)
 	case err != nil:
-		return false, fmt.Errorf("protected path %s: %v", cur, err)
+		return false, fmt.Errorf("protected path %s: %w", cur, err)
 	case fi.Mode()&fs.ModeSymlink != 0 && h.exact:
 		return false, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only (%s); replace it with the real directory or file", cur, whyOr(h.why))
 	case fi.Mode()&fs.ModeSymlink != 0:

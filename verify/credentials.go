@@ -123,5 +123,5 @@ func unreadable(path string, err error) error {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	return fmt.Errorf("%s cannot be read (%v), and it is not the null device the launcher binds there", path, err)
+	return fmt.Errorf("%s cannot be read (%w), and it is not the null device the launcher binds there", path, err)
 }

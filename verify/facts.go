@@ -78,7 +78,7 @@ func gather(p layout.Layout, environ []string, fds []descriptor, fdsErr error) *
 	f.conf, f.confErr = launcher.LoadConf(p.Conf)
 	f.launch, f.launchErr = f.recomputeLaunch()
 	if f.launchErr != nil {
-		f.launchErr = fmt.Errorf("cannot recompute this sandbox's plan: %v", f.launchErr)
+		f.launchErr = fmt.Errorf("cannot recompute this sandbox's plan: %w", f.launchErr)
 	}
 	f.interfaces, f.interfacesErr = readInterfaces()
 	f.nameservers, f.nameserversErr = readNameservers()
@@ -160,7 +160,7 @@ type descriptor struct {
 func openDescriptors() ([]descriptor, error) {
 	dir, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("/proc/self/fd: %v", err)
+		return nil, fmt.Errorf("/proc/self/fd: %w", err)
 	}
 	defer unix.Close(dir)
 	var names []string
@@ -168,7 +168,7 @@ func openDescriptors() ([]descriptor, error) {
 	for {
 		n, err := unix.ReadDirent(dir, buf)
 		if err != nil {
-			return nil, fmt.Errorf("/proc/self/fd: %v", err)
+			return nil, fmt.Errorf("/proc/self/fd: %w", err)
 		}
 		if n == 0 {
 			break
@@ -184,7 +184,7 @@ func openDescriptors() ([]descriptor, error) {
 		target, _ := os.Readlink("/proc/self/fd/" + name)
 		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
 		if err != nil {
-			return nil, fmt.Errorf("fcntl(%d, F_GETFD): %v", fd, err)
+			return nil, fmt.Errorf("fcntl(%d, F_GETFD): %w", fd, err)
 		}
 		out = append(out, descriptor{fd, target, flags&unix.FD_CLOEXEC == 0})
 	}

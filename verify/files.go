@@ -34,7 +34,7 @@ func readOnly(path string) (string, error) {
 	}
 	var st unix.Statfs_t
 	if err := unix.Statfs(p, &st); err != nil {
-		return "", fmt.Errorf("%s: %v", p, err)
+		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	if st.Flags&unix.ST_RDONLY == 0 {
 		return "", fmt.Errorf("%s is on a writable mount (only its permission bits refuse writes)", p)

@@ -69,7 +69,7 @@ func nonZeroCaps(status map[string]string, names ...string) ([]string, error) {
 func noNewPrivileges(*facts) (string, error) {
 	v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	if err != nil {
-		return "", fmt.Errorf("prctl(PR_GET_NO_NEW_PRIVS): %v", err)
+		return "", fmt.Errorf("prctl(PR_GET_NO_NEW_PRIVS): %w", err)
 	}
 	if v != 1 {
 		return "", errors.New("no_new_privs is not set: a setuid program would gain its privileges")
@@ -82,7 +82,7 @@ func noNewPrivileges(*facts) (string, error) {
 func seccompFilter(f *facts) (string, error) {
 	v, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
 	if err != nil {
-		return "", fmt.Errorf("prctl(PR_GET_SECCOMP): %v", err)
+		return "", fmt.Errorf("prctl(PR_GET_SECCOMP): %w", err)
 	}
 	if v != 2 {
 		return "", fmt.Errorf("seccomp mode is %d, not 2 (filter): no syscall filter is installed", v)

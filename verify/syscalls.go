@@ -30,7 +30,7 @@ func refusedAll(calls []string, errs []error) (string, error) {
 		case err == nil:
 			return "", fmt.Errorf("%s succeeded", call)
 		case !errors.Is(err, unix.EPERM):
-			return "", fmt.Errorf("%s failed with %v, not EPERM", call, err)
+			return "", fmt.Errorf("%s failed with %w, not EPERM", call, err)
 		}
 	}
 	return strings.Join(calls, ", ") + " refused with EPERM", nil
@@ -165,7 +165,7 @@ func clone3Refused(*facts) (string, error) {
 	if errno == unix.ENOSYS {
 		return "clone3 refused with ENOSYS", nil
 	}
-	return "", fmt.Errorf("clone3 reached the kernel (%v): no filter refused it", errno)
+	return "", fmt.Errorf("clone3 reached the kernel (%w): no filter refused it", errno)
 }
 
 // keyringRefused: the kernel keyrings, which are not namespaced, are out

@@ -109,7 +109,7 @@ func parseStatus(status procstatus.Status) (*taskStatus, error) {
 		case "Umask":
 			u, err := strconv.ParseUint(fields[0], 8, 32)
 			if err != nil {
-				return nil, fmt.Errorf("status: Umask %q: %v", fields[0], err)
+				return nil, fmt.Errorf("status: Umask %q: %w", fields[0], err)
 			}
 			st.umask = uint32(u)
 			seen++

@@ -56,7 +56,7 @@ func BuildBinary(root, arch, out string) error {
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building %s for %s: %v\n%s", out, arch, err, b)
+		return fmt.Errorf("building %s for %s: %w\n%s", out, arch, err, b)
 	}
 	return nil
 }

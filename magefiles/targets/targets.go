@@ -39,7 +39,7 @@ func build(out string) error {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build: %v", err)
+		return fmt.Errorf("go build: %w", err)
 	}
 	return nil
 }
