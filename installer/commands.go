@@ -23,18 +23,18 @@ func (in *run) planManagedCommand() error {
 	if err != nil {
 		return err
 	}
-	p := in.path(layout.VerifyCommand)
+	p := in.path(layout.VerifySlashCommand)
 	old, err := os.ReadFile(p)
 	switch {
 	case err == nil && bytes.Equal(old, want):
 		return nil
-	case err == nil && !bytes.Contains(old, []byte(layout.LauncherBinary+" verify")):
-		fmt.Fprintf(in.out, "claude-sandbox: left %s as it is (it is not the product's /verify-sandbox)\n", layout.VerifyCommand)
+	case err == nil && !bytes.Contains(old, []byte(layout.VerifyCommand)):
+		fmt.Fprintf(in.out, "claude-sandbox: left %s as it is (it is not the product's /verify-sandbox)\n", layout.VerifySlashCommand)
 		return nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	in.add("wrote "+layout.VerifyCommand+" (the /verify-sandbox command)", lineDiff(layout.VerifyCommand, old, want), func() error {
+	in.add("wrote "+layout.VerifySlashCommand+" (the /verify-sandbox command)", lineDiff(layout.VerifySlashCommand, old, want), func() error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
@@ -46,7 +46,7 @@ func (in *run) planManagedCommand() error {
 // planCommandRemoval removes /verify-sandbox if it is ours, and the
 // directories it needed if they are then empty.
 func (in *run) planCommandRemoval() error {
-	p := in.path(layout.VerifyCommand)
+	p := in.path(layout.VerifySlashCommand)
 	old, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -54,10 +54,10 @@ func (in *run) planCommandRemoval() error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Contains(old, []byte(layout.LauncherBinary+" verify")) {
+	if !bytes.Contains(old, []byte(layout.VerifyCommand)) {
 		return nil
 	}
-	in.add("removed "+layout.VerifyCommand, "", func() error {
+	in.add("removed "+layout.VerifySlashCommand, "", func() error {
 		if err := os.Remove(p); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package installer
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -144,4 +145,16 @@ func TestConcurrentInstalls(t *testing.T) {
 		t.Errorf("the launcher was installed %d times, want once", installs)
 	}
 	checkNoBrokenClaude(t, root, fake, "after concurrent installs")
+}
+
+// The installed /verify-sandbox runs the layout's verify command, which is
+// how the installer recognises the file as its own.
+func TestVerifySlashCommandRunsVerify(t *testing.T) {
+	want, err := verifyCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(want, []byte(layout.VerifyCommand)) {
+		t.Errorf("the /verify-sandbox command does not run %q:\n%s", layout.VerifyCommand, want)
+	}
 }

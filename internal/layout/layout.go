@@ -40,10 +40,11 @@ const (
 	// hooks and MCP servers.
 	OutsideSettings = "/etc/claude-code/managed-settings.d/claude-sandbox-outside.json"
 	InsideSettings  = LibexecDir + "/inside-settings.json"
-	// VerifyCommand is the /verify-sandbox slash command. Claude Code reads
-	// commands from the managed settings directory for every user, and a
-	// session cannot change them there (the sandbox binds /etc read-only).
-	VerifyCommand = "/etc/claude-code/.claude/commands/verify-sandbox.md"
+	// VerifySlashCommand is the /verify-sandbox slash command. Claude Code
+	// reads commands from the managed settings directory for every user,
+	// and a session cannot change them there (the sandbox binds /etc
+	// read-only).
+	VerifySlashCommand = "/etc/claude-code/.claude/commands/verify-sandbox.md"
 	// SystemGitConfig is where git reads its system configuration when it
 	// was built by a distribution (Debian, Ubuntu, Alpine, Fedora).
 	SystemGitConfig = "/etc/gitconfig"
@@ -73,11 +74,14 @@ const (
 	DenialsLog = ".cache/claude-sandbox/denials.log"
 )
 
-// The hook commands the product wires into Claude Code's settings, by
-// absolute path so no PATH can put something else in their place.
+// The commands the product wires into Claude Code's settings and the dev
+// container, by absolute path so no PATH can put something else in their
+// place.
 const (
-	GateCommand       = LauncherBinary + " gate"
-	StatusLineCommand = LauncherBinary + " statusline"
+	GateCommand           = LauncherBinary + " gate"
+	StatusLineCommand     = LauncherBinary + " statusline"
+	VerifyCommand         = LauncherBinary + " verify"          // what /verify-sandbox runs
+	ContainerStartCommand = LauncherBinary + " container-start" // the feature's postStartCommand
 	// StatusLine is the statusLine setting, as JSON.
 	StatusLine = `{"type": "command", "command": "` + StatusLineCommand + `", "padding": 0}`
 )

@@ -22,7 +22,7 @@ func TestStatusLineRunsTheLauncher(t *testing.T) {
 func TestInstalledPathsAreAbsolute(t *testing.T) {
 	l := Installed()
 	for _, p := range append([]string{l.Conf, l.RealBinary, l.Passwd, l.AllowUnsandboxed, l.OutsideSettings, l.InsideSettings,
-		LauncherBinary, LauncherLink, ToolLink, ManagedSettings, VerifyCommand, SystemGitConfig, SharedConfig,
+		LauncherBinary, LauncherLink, ToolLink, ManagedSettings, VerifySlashCommand, SystemGitConfig, SharedConfig,
 		InstallLock, InsideMarker, InitPath, NativeHomeCache, NPMCache}, l.Bwrap...) {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 			t.Errorf("%q is not a clean absolute path", p)
