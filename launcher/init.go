@@ -17,8 +17,9 @@ import (
 )
 
 // Init is `claude-sandbox init [--listen ADDR]... [--private DIR]... --
-// COMMAND...`, what bwrap runs first in every sandbox. It runs under the
-// same seccomp filter and namespaces as Claude, and in order:
+// COMMAND...` (the cli parses the flags), what bwrap runs first in every
+// sandbox. It runs under the same seccomp filter and namespaces as Claude,
+// and in order:
 //
 //  1. opens a listening socket on each loopback ADDR of the sandbox's own
 //     network namespace (allowlist mode) and hands it to the launcher, which
@@ -35,30 +36,10 @@ import (
 // All of it happens before any code of Claude's runs, so what Init reports
 // can be trusted. Without the launcher's answer Claude does not start. Init
 // leaves no process behind.
-func Init(args []string, stderr io.Writer) int {
+func Init(listen, private, command []string, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "claude-sandbox: init: "+format+"\n", a...)
 		return ExitRefused
-	}
-	var listen, private, command []string
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--":
-			command = args[i+1:]
-			i = len(args)
-		case (a == "--listen" || a == "--private") && i+1 < len(args):
-			if a == "--listen" {
-				listen = append(listen, args[i+1])
-			} else {
-				private = append(private, args[i+1])
-			}
-			i++
-		default:
-			return fail("unexpected argument %q; the launcher runs init inside the sandbox", a)
-		}
-	}
-	if len(command) == 0 {
-		return fail("usage: claude-sandbox init [--listen ADDR]... [--private DIR]... -- COMMAND...; the launcher runs it inside the sandbox")
 	}
 	if !Inside() {
 		return fail("runs only inside the sandbox, where the launcher starts it")

@@ -26,34 +26,16 @@ type Result struct {
 	Detail string `json:"detail"`
 }
 
-const usage = "usage: claude-sandbox verify [--json]"
-
 // maxStatus keeps the failure count below launcher.ExitRefused, which
 // means "not inside the sandbox".
 const maxStatus = launcher.ExitRefused - 1
 
 // Run is `claude-sandbox verify`: it runs every check, prints a table (or
-// JSON with --json), and returns the number of failed checks. Outside the
-// sandbox it refuses with launcher.ExitRefused; a usage error is 2.
-func Run(p layout.Layout, args, environ []string, stdout, stderr io.Writer) int {
+// JSON), and returns the number of failed checks. Outside the sandbox it
+// refuses with launcher.ExitRefused.
+func Run(p layout.Layout, asJSON bool, environ []string, stdout, stderr io.Writer) int {
 	// First, before verify itself opens anything.
 	fds, fdsErr := openDescriptors()
-	asJSON := false
-	for _, a := range args {
-		switch {
-		case a == "--json":
-			asJSON = true
-		case a == "-h" || a == "--help":
-			fmt.Fprintln(stdout, usage)
-			return 0
-		case strings.HasPrefix(a, "-"):
-			fmt.Fprintf(stderr, "claude-sandbox verify: unknown flag %q (%s)\n", a, usage)
-			return 2
-		default:
-			fmt.Fprintf(stderr, "claude-sandbox verify: unexpected argument %q (%s)\n", a, usage)
-			return 2
-		}
-	}
 	// Only the marker decides whether to run: a sandbox that has the marker
 	// but lost its confinement is exactly what the checks must report.
 	if fi, err := os.Lstat(layout.InsideMarker); err != nil || !fi.IsDir() {
