@@ -18,6 +18,8 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/egress"
 	"github.com/claude-sandbox/claude-sandbox/gate"
 	"github.com/claude-sandbox/claude-sandbox/installer"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/promote"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -98,7 +100,7 @@ func helpCmd(_ *flag.FlagSet, e env) func([]string) int {
 // confFlag declares --conf, so an admin can check a conf before installing
 // it. It only ever changes what is printed: conf gives the paths to use.
 func confFlag(fs *flag.FlagSet, e env) (conf func() launcher.Paths) {
-	file := fs.String("conf", "", "read the conf `FILE` instead of "+launcher.Default.Conf)
+	file := fs.String("conf", "", "read the conf `FILE` instead of "+layout.Conf)
 	return func() launcher.Paths {
 		p := e.paths
 		if *file != "" {
@@ -149,7 +151,7 @@ func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
 		if launcher.Inside() {
 			findings = append(findings, doctor.Finding{OK: true, Name: "context", Detail: "running inside a claude-sandbox: the checks describe the sandbox, not the host"})
 		}
-		bwrap, findErr := launcher.FindBwrap()
+		bwrap, findErr := launcher.FindBwrap(p)
 		findings = append(findings, doctor.Host(bwrap, findErr, p.RealBinary)...)
 		findings = append(findings, doctor.Git(e.environ)...)
 		c, err := launcher.LoadConf(p.Conf)
@@ -408,13 +410,7 @@ func statuslineCmd(_ *flag.FlagSet, e env) func([]string) int {
 		if c, err := launcher.LoadConf(e.paths.Conf); err == nil {
 			network = c.NetworkMode()
 		}
-		home := ""
-		for _, kv := range e.environ {
-			if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-				home = v
-			}
-		}
-		statusline.Render(launcher.Inside(), network, home, os.Stdin, e.stdout)
+		statusline.Render(launcher.Inside(), network, envlist.Map(e.environ)["HOME"], os.Stdin, e.stdout)
 		return 0
 	}
 }
@@ -433,7 +429,7 @@ func denialsCmd(fs *flag.FlagSet, e env) func([]string) int {
 			fmt.Fprintf(e.stderr, "claude-sandbox denials: %v\n", err)
 			return 1
 		}
-		ds, err := egress.Recent(filepath.Join(home, launcher.DenialsLog), *n)
+		ds, err := egress.Recent(filepath.Join(home, layout.DenialsLog), *n)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "claude-sandbox denials: %v\n", err)
 			return 1

@@ -3,7 +3,6 @@
 package doctor
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 )
@@ -136,11 +137,13 @@ func Diagnose() string {
 // Docker does over /proc/kcore, /proc/keys and others, from a mountinfo
 // table. binfmt_misc, which hosts mount on an empty directory of /proc, does
 // not hide anything and does not count.
-func ProcMasked(mountinfo io.Reader) bool {
-	sc := bufio.NewScanner(mountinfo)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) > 4 && strings.HasPrefix(f[4], "/proc/") && f[4] != "/proc/sys/fs/binfmt_misc" {
+func ProcMasked(table io.Reader) bool {
+	mounts, err := mountinfo.Parse(table)
+	if err != nil {
+		return false
+	}
+	for _, m := range mounts {
+		if strings.HasPrefix(m.Point, "/proc/") && m.Point != "/proc/sys/fs/binfmt_misc" {
 			return true
 		}
 	}
@@ -196,12 +199,8 @@ func read(path string) string {
 }
 
 func status(field string) string {
-	for _, line := range strings.Split(read("/proc/self/status"), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+	st, _ := procstatus.Read("self")
+	return st[field]
 }
 
 // MinGit is the oldest git that honours safe.bareRepository.

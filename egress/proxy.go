@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
 // Proxy serves the allowlist to one sandbox.
@@ -145,7 +146,7 @@ func target(u *url.URL) (host string, port int, ok bool) {
 	}
 	port = 80
 	if s := u.Port(); s != "" {
-		p, err := parsePort(s)
+		p, err := hostaddr.ParsePort(s)
 		if err != nil {
 			return "", 0, false
 		}
@@ -171,7 +172,7 @@ func (h *handler) dialChecked(ctx context.Context, _, _ string) (net.Conn, error
 
 func (h *handler) connect(w http.ResponseWriter, r *http.Request) {
 	host, portText, err := net.SplitHostPort(r.Host)
-	port, perr := parsePort(portText)
+	port, perr := hostaddr.ParsePort(portText)
 	if err != nil || perr != nil || host == "" {
 		http.Error(w, "claude-sandbox: CONNECT needs host:port", http.StatusBadRequest)
 		return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/envproxy/proxytest"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
 // BenchmarkUpstreamTunnel opens CONNECT tunnels through the allowlist proxy
@@ -48,7 +49,7 @@ func BenchmarkUpstreamTunnel(b *testing.B) {
 	}
 	serve := func(up *envproxy.Settings) string {
 		p := &Proxy{
-			Policy:   Policy{Domains: []Domain{{Host: "echo.test", Port: port}}, IPs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
+			Policy:   Policy{Domains: []hostaddr.Domain{{Host: "echo.test", Port: port}}, IPs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
 			Resolve:  fakeDNS(map[string][]string{"echo.test": {"127.0.0.1"}}),
 			Log:      &Log{Path: filepath.Join(b.TempDir(), "denials.log")},
 			Upstream: up,

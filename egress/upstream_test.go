@@ -14,6 +14,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/envproxy/proxytest"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
 // corporate starts an origin and an upstream proxy in front of it that
@@ -48,7 +49,7 @@ func noDNS(_ context.Context, host string) ([]netip.Addr, error) {
 func TestUpstreamProxy(t *testing.T) {
 	srv, settings, corpAddr := corporate(t, "alice:s3cret@")
 	p := &Proxy{
-		Policy:   Policy{Domains: []Domain{{Host: "allowed.test"}, {Host: "internal.test"}}},
+		Policy:   Policy{Domains: []hostaddr.Domain{{Host: "allowed.test"}, {Host: "internal.test"}}},
 		Resolve:  noDNS,
 		Log:      &Log{Path: filepath.Join(t.TempDir(), "denials.log")},
 		Upstream: settings,
@@ -126,7 +127,7 @@ func TestUpstreamProxyCredentials(t *testing.T) {
 		"":             "the upstream proxy (HTTPS_PROXY) asks for credentials (407 Proxy Authentication Required), and HTTPS_PROXY names none: write http://USER:PASSWORD@HOST:PORT",
 	} {
 		_, settings, corpAddr := corporate(t, creds)
-		p := &Proxy{Policy: Policy{Domains: []Domain{{Host: "allowed.test"}}}, Resolve: noDNS, Log: &Log{Path: filepath.Join(t.TempDir(), "denials.log")}, Upstream: settings}
+		p := &Proxy{Policy: Policy{Domains: []hostaddr.Domain{{Host: "allowed.test"}}}, Resolve: noDNS, Log: &Log{Path: filepath.Join(t.TempDir(), "denials.log")}, Upstream: settings}
 		proxy := startProxy(t, p)
 		_, _, resp := connect(t, proxy, "allowed.test:443", "")
 		body, _ := io.ReadAll(resp.Body)
@@ -159,7 +160,7 @@ func TestUpstreamProxyUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{Policy: Policy{Domains: []Domain{{Host: "allowed.test"}}}, Resolve: noDNS, Upstream: settings}
+	p := &Proxy{Policy: Policy{Domains: []hostaddr.Domain{{Host: "allowed.test"}}}, Resolve: noDNS, Upstream: settings}
 	proxy := startProxy(t, p)
 	resp, err := proxyClient(proxy).Get("http://allowed.test/")
 	if err != nil {

@@ -235,7 +235,7 @@ func runJob(conn *net.UnixConn, command []string, fail func(string, ...any) int)
 func handOver(conn *net.UnixConn, addr string) error {
 	l, err := net.Listen("tcp4", addr)
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %v", addr, err)
+		return fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
 	defer l.Close()
 	f, err := l.(*net.TCPListener).File()
@@ -244,7 +244,7 @@ func handOver(conn *net.UnixConn, addr string) error {
 	}
 	defer f.Close()
 	if _, _, err := conn.WriteMsgUnix([]byte(addr), unix.UnixRights(int(f.Fd())), nil); err != nil {
-		return fmt.Errorf("cannot hand %s to the launcher: %v", addr, err)
+		return fmt.Errorf("cannot hand %s to the launcher: %w", addr, err)
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ type Prepared struct {
 // Prepare checks everything a launch needs and returns the plan, without
 // changing anything. `claude-sandbox argv` prints what it returns.
 func Prepare(p Paths, args, environ []string) (*Prepared, error) {
-	bwrap, err := FindBwrap()
+	bwrap, err := FindBwrap(p)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	}
 	facts, err := readTaskFacts("/proc")
 	if err != nil {
-		return 0, fmt.Errorf("cannot read the limits on processes: %v", err)
+		return 0, fmt.Errorf("cannot read the limits on processes: %w", err)
 	}
 	budget, err := planBudget(facts)
 	if err != nil {
@@ -151,7 +151,7 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	}
 	for _, dir := range pr.Plan.Caches {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return 0, fmt.Errorf("cannot create the sandbox cache %s: %v", dir, errors.Unwrap(err))
+			return 0, fmt.Errorf("cannot create the sandbox cache %s: %w", dir, errors.Unwrap(err))
 		}
 	}
 	<-reserved
@@ -234,7 +234,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 	statusW.Close()
 	blockR.Close()
 	if err != nil {
-		return 0, fmt.Errorf("cannot start %s: %v", bwrap, err)
+		return 0, fmt.Errorf("cannot start %s: %w", bwrap, err)
 	}
 	j.bwrap = cmd.Process
 	if term != nil {
@@ -253,7 +253,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 			return 0, err
 		}
 		if _, err := blockW.Write([]byte{'y'}); err != nil {
-			return 0, fmt.Errorf("cannot let the sandbox start: %v", err)
+			return 0, fmt.Errorf("cannot let the sandbox start: %w", err)
 		}
 	}
 	blockW.Close()
@@ -265,7 +265,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 		if _, ran := status.rest()["exit-code"]; !ran {
 			return 0, fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
 		}
-		return 0, fmt.Errorf("the proxies or the warden could not start, so Claude did not start: %v", err)
+		return 0, fmt.Errorf("the proxies or the warden could not start, so Claude did not start: %w", err)
 	}
 	var reports <-chan []byte
 	if term != nil {
@@ -370,7 +370,7 @@ func (s *statusReader) rest() map[string]any {
 func memfd(name string, data []byte) (*os.File, error) {
 	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
 	if err != nil {
-		return nil, fmt.Errorf("memfd_create: %v", err)
+		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), name)
 	if _, err := f.Write(data); err != nil {
@@ -406,15 +406,15 @@ func closeInherited() {
 func prepareHome(home string, commandFiles []string) error {
 	for _, d := range []string{".claude", ".claude/hooks", ".claude/plugins", ".claude/local", ".claude/ide"} {
 		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
-			return fmt.Errorf("cannot create %s: %v", filepath.Join(home, d), errors.Unwrap(err))
+			return fmt.Errorf("cannot create %s: %w", filepath.Join(home, d), errors.Unwrap(err))
 		}
 	}
 	for _, p := range commandFiles {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return fmt.Errorf("cannot create %s: %v", filepath.Dir(p), errors.Unwrap(err))
+			return fmt.Errorf("cannot create %s: %w", filepath.Dir(p), errors.Unwrap(err))
 		}
 		if err := writeNew(p, ""); err != nil && !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("cannot create %s, which ~/.claude/settings.json names as a command, to hold it read-only: %v", p, errors.Unwrap(err))
+			return fmt.Errorf("cannot create %s, which ~/.claude/settings.json names as a command, to hold it read-only: %w", p, errors.Unwrap(err))
 		}
 	}
 	for _, f := range []string{".claude/settings.json", ".claude.json"} {
@@ -424,14 +424,14 @@ func prepareHome(home string, commandFiles []string) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("cannot create %s: %v", p, errors.Unwrap(err))
+			return fmt.Errorf("cannot create %s: %w", p, errors.Unwrap(err))
 		}
 		_, err = fh.WriteString("{}\n")
 		if cerr := fh.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return fmt.Errorf("cannot write %s: %v", p, err)
+			return fmt.Errorf("cannot write %s: %w", p, err)
 		}
 	}
 	wireStatusLine(filepath.Join(home, ".claude/settings.json"))

@@ -17,10 +17,6 @@ import (
 	"strings"
 )
 
-// ConfPath is the only place the launcher reads its configuration from. It is
-// root-owned and outside every path the sandbox can write (ADR 0002).
-const ConfPath = "/etc/claude-sandbox.conf"
-
 // Conf is the parsed /etc/claude-sandbox.conf: each field is where a key of
 // confKeys stores its values. Repeatable keys keep the order in which the
 // admin wrote them.

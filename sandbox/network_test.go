@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
 // TestEgressPolicyClaudeHosts: Claude's own hosts are open to the sandbox
@@ -16,7 +16,7 @@ func TestEgressPolicyClaudeHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hosts := func(p *egress.Policy) []string {
+	hosts := func(p *hostaddr.Allowlist) []string {
 		var out []string
 		for _, d := range p.Domains {
 			out = append(out, d.Host)
@@ -60,7 +60,7 @@ func TestEgressPolicyPresets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []egress.Domain{{Host: "example.com", Port: 8443}, {Host: "pypi.org"}, {Host: "files.pythonhosted.org"}, {Host: "proxy.golang.org"}, {Host: "sum.golang.org"}}
+	want := []hostaddr.Domain{{Host: "example.com", Port: 8443}, {Host: "pypi.org"}, {Host: "files.pythonhosted.org"}, {Host: "proxy.golang.org"}, {Host: "sum.golang.org"}}
 	if !slices.Equal(p.Domains, want) {
 		t.Errorf("domains %v, want %v", p.Domains, want)
 	}

@@ -25,6 +25,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/claude-sandbox/claude-sandbox/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout/layouttest"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
@@ -62,40 +64,15 @@ func seccompFilter(args []string) int {
 	return 0
 }
 
-// runCLI runs the product's entry point with the script's paths. Only this
-// test harness reads the CS_* variables; the product has no such override.
+// runCLI runs the product's entry point with the script's paths
+// (layouttest.FromEnv: only test harnesses read the CS_* variables).
 func runCLI() int {
-	p := launcher.Default
-	if v := os.Getenv("CS_CONF"); v != "" {
-		p.Conf = v
-	}
-	if v := os.Getenv("CS_REAL"); v != "" {
-		p.RealBinary = v
-	}
-	if v := os.Getenv("CS_PASSWD"); v != "" {
-		p.Passwd = v
-	}
-	if v := os.Getenv("CS_MASKS"); v != "" {
-		p.Masks = strings.Split(v, ":")
-	}
-	if v := os.Getenv("CS_ALLOW_UNSANDBOXED"); v != "" {
-		p.AllowUnsandboxed = v
-	}
-	if v := os.Getenv("CS_OUTSIDE_SETTINGS"); v != "" {
-		p.OutsideSettings = v
-	}
-	if v := os.Getenv("CS_INSIDE_SETTINGS"); v != "" {
-		p.InsideSettings = v
-	}
-	if v := os.Getenv("CS_BWRAP_PATHS"); v != "" {
-		launcher.BwrapPaths = strings.Split(v, ":")
-	}
-	return cli.Main(p, os.Args[0], os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+	return cli.Main(layouttest.FromEnv(), os.Args[0], os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 }
 
 // liveReason is empty when bwrap can create a sandbox here.
 func liveReason() string {
-	bwrap, err := launcher.FindBwrap()
+	bwrap, err := launcher.FindBwrap(layout.Installed())
 	if err != nil {
 		return err.Error()
 	}

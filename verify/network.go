@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -235,7 +236,7 @@ func proxyEnvironment(f *facts) (string, error) {
 	if f.startEnvErr != nil {
 		return "", f.startEnvErr
 	}
-	env := envMap(f.startEnv)
+	env := envlist.Map(f.startEnv)
 	proxy := "http://" + sandbox.EgressProxyAddr
 	var wrong, set, wide []string
 	for _, n := range proxyVars {

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
 // Result is one check's outcome. Detail names paths, variables and counts,
@@ -33,13 +33,13 @@ const maxStatus = launcher.ExitRefused - 1
 // Run is `claude-sandbox verify`: it runs every check, prints a table (or
 // JSON), and returns the number of failed checks. Outside the sandbox it
 // refuses with launcher.ExitRefused.
-func Run(p launcher.Paths, asJSON bool, environ []string, stdout, stderr io.Writer) int {
+func Run(p layout.Layout, asJSON bool, environ []string, stdout, stderr io.Writer) int {
 	// First, before verify itself opens anything.
 	fds, fdsErr := openDescriptors()
 	// Only the marker decides whether to run: a sandbox that has the marker
 	// but lost its confinement is exactly what the checks must report.
-	if fi, err := os.Lstat(sandbox.InsideMarker); err != nil || !fi.IsDir() {
-		fmt.Fprintf(stderr, "claude-sandbox verify: not inside the sandbox: %s is missing; start Claude with claude, then run /verify-sandbox or claude-sandbox verify from its shell\n", sandbox.InsideMarker)
+	if fi, err := os.Lstat(layout.InsideMarker); err != nil || !fi.IsDir() {
+		fmt.Fprintf(stderr, "claude-sandbox verify: not inside the sandbox: %s is missing; start Claude with claude, then run /verify-sandbox or claude-sandbox verify from its shell\n", layout.InsideMarker)
 		return launcher.ExitRefused
 	}
 	results := runAll(gather(p, environ, fds, fdsErr))

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,11 +87,11 @@ func TestCheckIDs(t *testing.T) {
 }
 
 func TestRunOutside(t *testing.T) {
-	if _, err := os.Lstat(sandbox.InsideMarker); err == nil {
+	if _, err := os.Lstat(layout.InsideMarker); err == nil {
 		t.Skip("the tests run inside a sandbox")
 	}
 	var stdout, stderr bytes.Buffer
-	if got := Run(launcher.Default, true, nil, &stdout, &stderr); got != launcher.ExitRefused {
+	if got := Run(layout.Installed(), true, nil, &stdout, &stderr); got != launcher.ExitRefused {
 		t.Errorf("Run outside = %d, want %d", got, launcher.ExitRefused)
 	}
 	if stdout.Len() > 0 || !strings.HasPrefix(stderr.String(), "claude-sandbox verify: not inside the sandbox: ") || strings.Count(stderr.String(), "\n") != 1 {

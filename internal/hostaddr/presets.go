@@ -1,4 +1,4 @@
-package egress
+package hostaddr
 
 import (
 	"fmt"
@@ -120,8 +120,8 @@ func (p Preset) Domains() []Domain {
 // presetFor names the preset that would let host:port through, "" for none.
 func presetFor(host string, port int) string {
 	for _, p := range Presets {
-		pol := Policy{Domains: p.Domains()}
-		if pol.allowsName(host, port) {
+		pol := Allowlist{Domains: p.Domains()}
+		if pol.AllowsName(host, port) {
 			return p.Name
 		}
 	}
