@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 )
 
 // Settings are the proxies the launching environment names. The zero value
@@ -63,7 +65,7 @@ func FromEnviron(environ []string) (*Settings, error) {
 	}
 	name, list := first(environ, "NO_PROXY", "no_proxy")
 	if s.noProxy, err = parseNoProxy(list); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	s.NoProxy = list
 	return s, nil
@@ -71,10 +73,8 @@ func FromEnviron(environ []string) (*Settings, error) {
 
 func first(environ []string, names ...string) (name, value string) {
 	for _, n := range names {
-		for _, kv := range environ {
-			if k, v, ok := strings.Cut(kv, "="); ok && k == n && v != "" {
-				return n, v
-			}
+		if v := envlist.Get(environ, n); v != "" {
+			return n, v
 		}
 	}
 	return "", ""
