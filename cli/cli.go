@@ -1,5 +1,6 @@
 // Package cli dispatches the claude-sandbox binary: run as `claude` it is the
-// launcher; under any other name it is a command with subcommands.
+// launcher, as `claude-sandbox-wrap` the launcher of the binary it is given;
+// under any other name it is a command with subcommands.
 package cli
 
 import (
@@ -30,6 +31,9 @@ var Version = "dev"
 
 const usage = `usage:
   claude [CLAUDE-ARGS...]                    run Claude Code inside the sandbox
+  claude-sandbox-wrap CLAUDE-BINARY [CLAUDE-ARGS...]
+                                             run that Claude Code binary inside the sandbox (the process
+                                             wrapper of the VS Code extension and the Agent SDK)
   claude-sandbox argv [--conf FILE] [--explain] [-- CLAUDE-ARGS...]
                                              print the bwrap argv a launch from here would use
                                              (--explain: each mount and variable, its rule and why)
@@ -56,8 +60,11 @@ const usage = `usage:
 
 // Main runs the program named argv0 with args and returns the exit status.
 func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr io.Writer) int {
-	if filepath.Base(argv0) == "claude" {
+	switch filepath.Base(argv0) {
+	case "claude":
 		return launcher.Run(p, args, environ, stderr)
+	case launcher.WrapperName:
+		return launcher.Wrap(p, args, environ, stderr)
 	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)

@@ -261,6 +261,7 @@ func (in *run) plan(src *source) error {
 	in.planLegacyLinks()
 	in.planLink(LauncherLink)
 	in.planLink(ToolLink)
+	in.planLink(launcher.WrapperPath)
 	return nil
 }
 

@@ -46,7 +46,7 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 	p.Env = append(p.Env, launcherEnv(c, l)...)
 	p.OutsideNames = outsideNames
 	p.InNamedDirs = namedDirs()
-	p.Claude = append([]string{filepath.Join(l.Home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
+	p.Claude = ClaudeCommand(filepath.Join(l.Home, ".local/bin/claude"), l.Args)
 	p.Command = InitCommand(p.Listen, p.Private, p.Claude)
 	return p
 }
