@@ -232,6 +232,7 @@ func (in *run) plan(src *source) error {
 		what := fmt.Sprintf("installed the real Claude Code at %s (from %s)", RealBinary, src.from)
 		in.add(what, "", func() error { return copyAtomic(real, src.path, 0o755) })
 	}
+	in.planVersionRecord()
 	self := in.path(LauncherBinary)
 	if !sameContent(self, in.opts.Self) {
 		in.add("installed the launcher at "+LauncherBinary, "", func() error { return copyAtomic(self, in.opts.Self, 0o755) })

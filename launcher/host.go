@@ -31,11 +31,12 @@ type Paths struct {
 	AllowUnsandboxed string   // the root-owned file that lets the prompt gate pass sessions outside the sandbox
 	OutsideSettings  string   // the managed lock-down for Claude Code outside, covered inside when it exists
 	InsideSettings   string   // the settings that set nothing, which cover it
+	VersionRecord    string   // the real binary's version, recorded by the installer
 }
 
 // Default are the installed locations.
 var Default = Paths{Conf: sandbox.ConfPath, RealBinary: sandbox.RealBinary, Passwd: "/etc/passwd", AllowUnsandboxed: "/etc/claude-sandbox.allow-unsandboxed",
-	OutsideSettings: sandbox.OutsideSettings, InsideSettings: sandbox.InsideSettings}
+	OutsideSettings: sandbox.OutsideSettings, InsideSettings: sandbox.InsideSettings, VersionRecord: VersionRecord}
 
 // FindBwrap returns the absolute path of bwrap, or an error with the fix.
 func FindBwrap() (string, error) {

@@ -33,6 +33,13 @@ func Run(p Paths, args, environ []string, stderr io.Writer) int {
 		PrintRefusal(stderr, err)
 		return ExitRefused
 	}
+	if sandbox.VersionOnly(args) && !Inside() {
+		// Recorded by the installer for this very file: nothing needs to run.
+		if v, ok := RecordedVersion(p.VersionRecord, p.RealBinary); ok {
+			fmt.Println(v)
+			return 0
+		}
+	}
 	if Inside() {
 		// A nested claude (from a hook or a skill) is already confined:
 		// Inside demands the sandbox's confinement, not just its marker.

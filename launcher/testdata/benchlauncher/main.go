@@ -1,5 +1,5 @@
-// Command benchlauncher is the launcher with its conf and real binary taken
-// from BENCH_CONF and BENCH_REAL, so the benchmarks can time each network
+// Command benchlauncher is the launcher with its conf, real binary and
+// version record taken from BENCH_CONF, BENCH_REAL and BENCH_VERSION_RECORD, so the benchmarks can time each network
 // mode and measure the supervising process without touching /etc. The
 // product itself has no such override.
 package main
@@ -18,6 +18,9 @@ func main() {
 	}
 	if v := os.Getenv("BENCH_REAL"); v != "" {
 		p.RealBinary = v
+	}
+	if v := os.Getenv("BENCH_VERSION_RECORD"); v != "" {
+		p.VersionRecord = v
 	}
 	os.Exit(cli.Main(p, os.Args[0], os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }
