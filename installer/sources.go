@@ -1,8 +1,6 @@
 package installer
 
 import (
-	"github.com/claude-sandbox/claude-sandbox/launcher"
-
 	"context"
 	"crypto/sha256"
 	"debug/elf"
@@ -18,6 +16,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/launcher"
 )
 
 // NPMPackage is the package the npm source installs.

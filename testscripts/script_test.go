@@ -30,21 +30,23 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"claude":              func() { os.Exit(runCLI()) },
-		"claude-sandbox":      func() { os.Exit(runCLI()) },
+		"claude":           func() { os.Exit(runCLI()) },
+		"claude-sandbox":   func() { os.Exit(runCLI()) },
+		"probe":            func() { os.Exit(probe(os.Args[1:])) },
+		"serve":            func() { os.Exit(serve(os.Args[1:])) },
+		"echo-api":         func() { os.Exit(echoAPI(os.Args[1:])) },
+		"dns-log":          func() { os.Exit(dnsLog(os.Args[1:])) },
+		"standin-api":      func() { os.Exit(standinAPI(os.Args[1:])) },
+		"redteam-script":   func() { os.Exit(redteamScript(os.Args[1:])) },
+		"redteam-verdicts": func() { os.Exit(redteamVerdicts(os.Args[1:])) },
+		"redteam-table":    func() { os.Exit(redteamTable(os.Args[1:])) },
+		"redteam-verify":   func() { os.Exit(redteamVerify(os.Args[1:])) },
+		"start-claude":     func() { os.Exit(startClaude(os.Args[1:])) },
+		"seccomp-filter":   func() { os.Exit(seccompFilter(os.Args[1:])) },
+		"flood":            func() { os.Exit(probe(append([]string{"flood"}, os.Args[1:]...))) },
+
+		// The IDE's and the SDKs' process wrapper (ADR 0021).
 		"claude-sandbox-wrap": func() { os.Exit(runCLI()) },
-		"probe":               func() { os.Exit(probe(os.Args[1:])) },
-		"serve":               func() { os.Exit(serve(os.Args[1:])) },
-		"echo-api":            func() { os.Exit(echoAPI(os.Args[1:])) },
-		"dns-log":             func() { os.Exit(dnsLog(os.Args[1:])) },
-		"standin-api":         func() { os.Exit(standinAPI(os.Args[1:])) },
-		"redteam-script":      func() { os.Exit(redteamScript(os.Args[1:])) },
-		"redteam-verdicts":    func() { os.Exit(redteamVerdicts(os.Args[1:])) },
-		"redteam-table":       func() { os.Exit(redteamTable(os.Args[1:])) },
-		"redteam-verify":      func() { os.Exit(redteamVerify(os.Args[1:])) },
-		"start-claude":        func() { os.Exit(startClaude(os.Args[1:])) },
-		"seccomp-filter":      func() { os.Exit(seccompFilter(os.Args[1:])) },
-		"flood":               func() { os.Exit(probe(append([]string{"flood"}, os.Args[1:]...))) },
 	})
 }
 
