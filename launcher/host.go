@@ -30,7 +30,7 @@ type Paths struct {
 	Masks            []string // nil: every sandbox.MaskedDirs entry that exists here
 	AllowUnsandboxed string   // the root-owned file that lets the prompt gate pass sessions outside the sandbox
 	OutsideSettings  string   // the managed lock-down for Claude Code outside, covered inside when it exists
-	InsideSettings   string   // the settings that set nothing, which cover it
+	InsideSettings   string   // the settings for sessions inside, which cover it
 	VersionRecord    string   // the real binary's version, recorded by the installer
 }
 

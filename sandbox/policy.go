@@ -20,7 +20,7 @@ const (
 	// started outside the sandbox: no hooks, MCP servers or helper commands
 	// but the managed ones (ADR 0017). A managed drop-in applies to every
 	// Claude Code on the machine, so the sandbox covers it with
-	// InsideSettings, which sets nothing: sessions inside keep the user's
+	// InsideSettings, which sets none of it: sessions inside keep the user's
 	// hooks and MCP servers.
 	OutsideSettings = "/etc/claude-code/managed-settings.d/claude-sandbox-outside.json"
 	InsideSettings  = "/usr/libexec/claude-sandbox/inside-settings.json"
