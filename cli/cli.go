@@ -1,5 +1,6 @@
 // Package cli dispatches the claude-sandbox binary: run as `claude` it is the
-// launcher; under any other name it is a command with subcommands.
+// launcher, as `claude-sandbox-wrap` the launcher of the binary it is given;
+// under any other name it is a command with subcommands.
 package cli
 
 import (
@@ -32,8 +33,11 @@ var Version = "dev"
 
 // Main runs the program named argv0 with args and returns the exit status.
 func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr io.Writer) int {
-	if filepath.Base(argv0) == "claude" {
+	switch filepath.Base(argv0) {
+	case "claude":
 		return launcher.Run(p, args, environ, stderr)
+	case layout.WrapperName:
+		return launcher.Wrap(p, args, environ, stderr)
 	}
 	e := env{paths: p, environ: environ, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {

@@ -208,6 +208,9 @@ func (c command) writeHelp(w io.Writer, fs *flag.FlagSet) {
 func writeUsage(w io.Writer) {
 	fmt.Fprint(w, `usage: claude-sandbox COMMAND [FLAGS] [ARGS...]   (claude-sandbox COMMAND --help: its flags)
        claude [CLAUDE-ARGS...]                    run Claude Code inside the sandbox
+       claude-sandbox-wrap CLAUDE-BINARY [CLAUDE-ARGS...]
+                                                  run that Claude Code binary inside the sandbox (the process
+                                                  wrapper of the VS Code extension and the Agent SDK)
 `)
 	for g := range groupTitles {
 		fmt.Fprintf(w, "\n%s\n", groupTitles[g])

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // Block is the hook status that makes Claude Code refuse the prompt and show
@@ -33,7 +35,8 @@ func Check(inside bool, override string, stdin io.Reader, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "claude-sandbox: ignoring %s: %v\n", override, err)
 	}
 	fmt.Fprintf(stderr, "claude-sandbox: this Claude Code session runs outside the sandbox, so its prompts are blocked. "+
-		"Quit and start it with `claude`, which runs it inside the sandbox. "+
+		"Quit and start it with `claude`, which runs it inside the sandbox "+
+		"(an IDE or an SDK app starts its own Claude Code through "+layout.Wrapper+"). "+
 		"(An administrator can allow unsandboxed sessions on this machine by creating %s as root.)\n", override)
 	return Block
 }

@@ -223,6 +223,7 @@ func (in *run) plan(src *source) error {
 		what := fmt.Sprintf("installed the real Claude Code at %s (from %s)", layout.RealBinary, src.from)
 		in.add(what, "", func() error { return copyAtomic(real, src.path, 0o755) })
 	}
+	in.planVersionRecord()
 	self := in.path(layout.LauncherBinary)
 	if !sameContent(self, in.opts.Self) {
 		in.add("installed the launcher at "+layout.LauncherBinary, "", func() error { return copyAtomic(self, in.opts.Self, 0o755) })
@@ -252,6 +253,7 @@ func (in *run) plan(src *source) error {
 	in.planLegacyLinks()
 	in.planLink(layout.LauncherLink)
 	in.planLink(layout.ToolLink)
+	in.planLink(layout.Wrapper)
 	return nil
 }
 

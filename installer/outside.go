@@ -10,9 +10,13 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
-// insideSettings set nothing. A regular file: Claude Code refuses a
-// settings file that is a device.
-var insideSettings = []byte("{}\n")
+// insideSettings set nothing but what only sessions inside the sandbox
+// may have: bypass-permissions mode without Claude Code's warning, which
+// asks for the sandbox the session already runs in. Accepting the warning
+// inside writes ~/.claude/settings.json, read-only there, so without this
+// it came back at every launch (ADR 0023). A regular file: Claude Code
+// refuses a settings file that is a device.
+var insideSettings = []byte("{\"skipDangerousModePermissionPrompt\": true}\n")
 
 // outsideSettings keeps a Claude Code started outside the sandbox (an IDE's
 // bundled binary, an SDK app, the real binary run directly) from running

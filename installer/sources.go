@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/launcher"
 )
 
 // NPMPackage is the package the npm source installs.
@@ -187,6 +188,28 @@ func version(path string) (string, error) {
 		return "", fmt.Errorf("`%s --version` printed %q, not a Claude Code version", path, strings.TrimSpace(string(out)))
 	}
 	return m[1], nil
+}
+
+// planVersionRecord records the real binary's version with the identity
+// of the installed file, so that `claude --version` is answered without
+// starting it (launcher.RecordedVersion); a record that still describes the
+// binary is left as it is.
+func (in *run) planVersionRecord() {
+	record, real := in.path(layout.VersionRecord), in.path(layout.RealBinary)
+	if _, ok := launcher.RecordedVersion(record, real); ok {
+		return
+	}
+	in.add("wrote "+layout.VersionRecord+" (the real Claude Code's version, which `claude --version` prints without starting it)", "", func() error {
+		v, err := version(real)
+		if err != nil {
+			return err
+		}
+		data, err := launcher.VersionRecordFor(v, real)
+		if err != nil {
+			return err
+		}
+		return writeAtomic(record, data, 0o644)
+	})
 }
 
 func fileSHA256(path string) (string, error) {

@@ -16,7 +16,9 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
-// BenchmarkLaunch times `claude --version` four ways, interleaved in one run
+// BenchmarkLaunch times `claude --no-chrome --version` four ways (Claude
+// Code's full start, as for any session: a lone --version takes a fast path
+// that BenchmarkVersion times), interleaved in one run
 // so that a noisy machine slows all alike: the real binary directly, bare
 // bwrap with the launcher's exact open-mode argv and filter, and the
 // launcher in each network mode (network = allowlist adds the network
@@ -48,7 +50,8 @@ func BenchmarkLaunch(b *testing.B) {
 	must(b, os.WriteFile(allowConf, []byte("network = allowlist\n"), 0o644))
 	p := layout.Installed()
 	p.Conf = openConf
-	pr, err := Prepare(p, []string{"--version"}, environ)
+	claudeArgs := []string{"--no-chrome", "--version"}
+	pr, err := Prepare(p, claudeArgs, environ)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,10 +62,8 @@ func BenchmarkLaunch(b *testing.B) {
 	filterFile := filepath.Join(dir, "seccomp")
 	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
 
-	// Direct gets Claude's arguments as the sandbox passes them (--no-chrome
-	// first), so the ratios measure the sandbox and not Claude's argument
-	// parsing: `claude --version` alone takes a fast path that any other
-	// argument leaves.
+	// Direct gets Claude's arguments as the sandbox passes them, so the
+	// ratios measure the sandbox and not Claude's argument parsing.
 	direct := func() *exec.Cmd { return exec.Command(layout.RealBinary, pr.Plan.Claude[1:]...) }
 	// Bare bwrap runs Claude itself: no init, no warden, no proxies.
 	bare := func() *exec.Cmd {
@@ -76,7 +77,7 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 	viaLauncher := func(conf string) func() *exec.Cmd {
 		return func() *exec.Cmd {
-			cmd := exec.Command(launcherBin, "--version")
+			cmd := exec.Command(launcherBin, claudeArgs...)
 			cmd.Env = append([]string{"CS_CONF=" + conf}, environ...)
 			return cmd
 		}
@@ -272,6 +273,82 @@ func statusKB(pid int, name string) int {
 
 // buildBenchLauncher builds the launcher whose conf and real binary the
 // benchmark chooses (testdata/benchlauncher), named claude.
+// BenchmarkVersion times a lone `claude --version`, interleaved in one run:
+// the real binary directly (Claude Code's fast path), the launcher
+// answering from the installer's version record, and the launcher without
+// a record, which starts a sandbox in each network mode and runs Claude
+// Code's fast path inside (no --no-chrome). It reports the milliseconds of
+// each and the ratios to direct.
+//
+//	go test -run '^$' -bench Version -benchtime 20x ./launcher/
+func BenchmarkVersion(b *testing.B) {
+	if _, err := os.Stat(layout.RealBinary); err != nil {
+		b.Skipf("SKIPPING: the real Claude Code is not installed at %s", layout.RealBinary)
+	}
+	if _, err := FindBwrap(layout.Installed()); err != nil {
+		b.Skipf("SKIPPING: %v", err)
+	}
+	dir := b.TempDir()
+	launcherBin := buildBenchLauncher(b, dir)
+	b.Chdir(benchWorkspace(b, dir))
+	environ := []string{"TERM=xterm", "LANG=C.UTF-8"}
+	confs := map[string]string{}
+	for _, mode := range []string{"open", "allowlist"} {
+		confs[mode] = filepath.Join(dir, mode+".conf")
+		must(b, os.WriteFile(confs[mode], []byte("network = "+mode+"\n"), 0o644))
+	}
+	out, err := exec.Command(layout.RealBinary, "--version").Output()
+	must(b, err)
+	record := filepath.Join(dir, "claude.version")
+	data, err := VersionRecordFor(strings.TrimSuffix(strings.TrimSuffix(string(out), "\n"), " (Claude Code)"), layout.RealBinary)
+	must(b, err)
+	must(b, os.WriteFile(record, data, 0o644))
+	if _, ok := RecordedVersion(record, layout.RealBinary); !ok {
+		b.Fatalf("the record %s does not answer for %s", record, layout.RealBinary)
+	}
+	viaLauncher := func(conf, record string) func() *exec.Cmd {
+		return func() *exec.Cmd {
+			cmd := exec.Command(launcherBin, "--version")
+			cmd.Env = append([]string{"CS_CONF=" + conf, "CS_VERSION_RECORD=" + record}, environ...)
+			return cmd
+		}
+	}
+	none := filepath.Join(dir, "no-record")
+	ways := []struct {
+		name string
+		cmd  func() *exec.Cmd
+	}{
+		{"direct", func() *exec.Cmd { return exec.Command(layout.RealBinary, "--version") }},
+		{"launcher-recorded", viaLauncher(confs["allowlist"], record)},
+		{"launcher-open", viaLauncher(confs["open"], none)},
+		{"launcher-allowlist", viaLauncher(confs["allowlist"], none)},
+	}
+	for _, w := range ways { // warm the page cache once; nothing but the version may be printed
+		out, err := w.cmd().CombinedOutput()
+		if err != nil || !strings.HasSuffix(string(out), " (Claude Code)\n") || strings.Count(string(out), "\n") != 1 {
+			b.Fatalf("%s: %v\n%s", w.name, err, out)
+		}
+	}
+	totals := make([]time.Duration, len(ways))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, w := range ways {
+			start := time.Now()
+			if err := w.cmd().Run(); err != nil {
+				b.Fatalf("%s: %v", w.name, err)
+			}
+			totals[j] += time.Since(start)
+		}
+	}
+	b.StopTimer()
+	for j, w := range ways {
+		b.ReportMetric(float64(totals[j].Microseconds())/1000/float64(b.N), w.name+"-ms/op")
+	}
+	b.ReportMetric(float64(totals[1])/float64(totals[0]), "launcher-recorded/direct")
+	b.ReportMetric(float64(totals[2])/float64(totals[0]), "launcher-open/direct")
+	b.ReportMetric(float64(totals[3])/float64(totals[0]), "launcher-allowlist/direct")
+}
+
 func buildBenchLauncher(b *testing.B, dir string) string {
 	bin := filepath.Join(dir, "bin", "claude")
 	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/benchlauncher").CombinedOutput(); err != nil {

@@ -30,10 +30,21 @@ const ExitRefused = 125
 // error ends the launch.
 func Run(p Paths, args, environ []string, stderr io.Writer) int {
 	closeInherited()
+	if err := refuseBackground(args); err != nil {
+		PrintRefusal(stderr, err)
+		return ExitRefused
+	}
+	if sandbox.VersionOnly(args) && !Inside() {
+		// Recorded by the installer for this very file: nothing needs to run.
+		if v, ok := RecordedVersion(p.VersionRecord, p.RealBinary); ok {
+			fmt.Println(v)
+			return 0
+		}
+	}
 	if Inside() {
 		// A nested claude (from a hook or a skill) is already confined:
 		// Inside demands the sandbox's confinement, not just its marker.
-		argv := append([]string{"claude", "--no-chrome"}, sandbox.ClaudeArgs(args)...)
+		argv := sandbox.ClaudeCommand("claude", args)
 		err := unix.Exec(p.RealBinary, argv, environ)
 		fmt.Fprintf(stderr, "claude-sandbox: cannot run %s inside the sandbox: %v\n", p.RealBinary, err)
 		return ExitRefused
@@ -131,7 +142,7 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if err := prepareHome(pr.Launch.Home, pr.Plan.CommandFiles); err != nil {
 		return 0, err
 	}
-	if pr.Credential == nil && pr.Conf.CredentialMode() == sandbox.CredentialsProxy {
+	if pr.Credential == nil && pr.Conf.CredentialMode() == sandbox.CredentialsProxy && !sandbox.VersionOnly(args) {
 		fmt.Fprintf(stderr, "claude-sandbox: no Claude login found; log in inside this session, and from the next launch on the login stays outside the sandbox\n")
 	}
 	term, err := openTerminal()

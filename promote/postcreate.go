@@ -7,6 +7,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
@@ -116,14 +117,21 @@ func (p *plan) postCreateCommand(t *target) error {
 	} else if found {
 		return fmt.Errorf("%s already uses the claude-sandbox feature; --no-feature is for dev containers that cannot use it (remove the feature first to switch)", rel)
 	}
-	next, err := wirePostCreate(base)
+	wired, err := wirePostCreate(base)
 	if err != nil {
 		return fmt.Errorf("%s: %w", rel, err)
 	}
-	if old == nil || string(next) != string(old) {
+	if old == nil || string(wired) != string(old) {
 		p.drift = append(p.drift, rel+": postCreateCommand does not run "+PostCreatePath+" (missing wiring)")
 	}
-	p.add(rel, "postCreateCommand runs "+PostCreatePath, old, next, mode)
+	next, err := wireProcessWrapper(wired)
+	if err != nil {
+		return fmt.Errorf("%s: %v", rel, err)
+	}
+	if string(next) != string(wired) {
+		p.drift = append(p.drift, rel+": no "+ProcessWrapperSetting+" (missing wiring: the VS Code extension's sessions would start outside the sandbox)")
+	}
+	p.add(rel, "postCreateCommand runs "+PostCreatePath+", and the VS Code extension runs Claude Code through the sandbox", old, next, mode)
 	return nil
 }
 
@@ -165,6 +173,48 @@ func wirePostCreate(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("postCreateCommand already runs something else; make it run %q as well (the object form runs several), then promote again", postCreateRun)
 	}
 	if err := add(&v, obj, []string{"postCreateCommand", "claude-sandbox"}, fmt.Sprintf("%q", postCreateRun)); err != nil {
+		return nil, err
+	}
+	return v.Pack(), nil
+}
+
+// ProcessWrapperSetting is the VS Code extension's setting that makes its
+// native UI start Claude Code through the sandbox's wrapper; the feature
+// sets it in its customizations, and --no-feature writes it into
+// devcontainer.json (ADR 0023).
+const ProcessWrapperSetting = "claudeCode.claudeProcessWrapper"
+
+// wireProcessWrapper sets customizations.vscode.settings's
+// claudeCode.claudeProcessWrapper to the sandbox's wrapper when it is
+// absent, making the objects on the way; a value the target has, whatever
+// it is, is the team's choice and is kept.
+func wireProcessWrapper(data []byte) ([]byte, error) {
+	v, err := hujson.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	var path []string
+	for _, n := range []string{"customizations", "vscode", "settings"} {
+		path = append(path, n)
+		if member(obj, n) == nil {
+			if err := add(&v, obj, path, "{}"); err != nil {
+				return nil, err
+			}
+		}
+		next, ok := member(obj, n).Value.Value.(*hujson.Object)
+		if !ok {
+			return nil, fmt.Errorf("%q is not an object", strings.Join(path, "."))
+		}
+		obj = next
+	}
+	if member(obj, ProcessWrapperSetting) != nil {
+		return data, nil
+	}
+	if err := add(&v, obj, append(path, ProcessWrapperSetting), fmt.Sprintf("%q", layout.Wrapper)); err != nil {
 		return nil, err
 	}
 	return v.Pack(), nil

@@ -32,7 +32,7 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 	if l.OutsideSettings != "" {
 		// Last, so that no bind lands on top of it.
 		p.add(OpRoBind, l.InsideSettings, l.OutsideSettings, RuleInsideSettings,
-			"the managed lock-down for a Claude Code started outside the sandbox, covered by settings that set nothing: sessions inside keep the user's hooks and MCP servers (ADR 0017)")
+			"the managed lock-down for a Claude Code started outside the sandbox, covered by the settings for sessions inside, which set none of it: they keep the user's hooks and MCP servers (ADR 0017), and skip the bypass-permissions warning (ADR 0023)")
 	}
 	p.Chdir, p.SeccompFD, p.StatusFD = l.Cwd, SeccompFD, StatusFD
 	env := envFromCaller(c, c.NoForge || s.NoForge, l.Environ)
@@ -49,7 +49,7 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 	p.Env = append(p.Env, launcherEnv(c, l)...)
 	p.OutsideNames = outsideNames
 	p.InNamedDirs = namedDirs()
-	p.Claude = append([]string{filepath.Join(l.Home, ".local/bin/claude"), "--no-chrome"}, ClaudeArgs(l.Args)...)
+	p.Claude = ClaudeCommand(filepath.Join(l.Home, ".local/bin/claude"), l.Args)
 	p.Command = InitCommand(p.Listen, p.Private, p.Claude)
 	return p
 }

@@ -37,6 +37,8 @@ var (
 		"GIT_SEQUENCE_EDITOR": "changes what git runs", "GIT_TEMPLATE_DIR": "changes what git runs",
 		"GIT_DIR": "changes which repository git uses", "GIT_WORK_TREE": "changes which repository git uses",
 		"CLAUDE_CONFIG_DIR": "moves Claude's config out of the bound ~/.claude",
+		"CLAUDE_CODE_PROCESS_WRAPPER": "names the program Claude Code starts its background service and relaunches through: " +
+			"a caller's choice must not follow a session in (ADR 0023)",
 	}
 	neverPrefixes = map[string]string{
 		"LD_":             "changes what the dynamic loader runs",

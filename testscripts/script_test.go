@@ -46,6 +46,9 @@ func TestMain(m *testing.M) {
 		"start-claude":     func() { os.Exit(startClaude(os.Args[1:])) },
 		"seccomp-filter":   func() { os.Exit(seccompFilter(os.Args[1:])) },
 		"flood":            func() { os.Exit(probe(append([]string{"flood"}, os.Args[1:]...))) },
+
+		// The IDE's and the SDKs' process wrapper (ADR 0023).
+		"claude-sandbox-wrap": func() { os.Exit(runCLI()) },
 	})
 }
 
@@ -107,8 +110,8 @@ type kind struct {
 
 var kinds = map[string]kind{
 	"golden":    {name: "golden", fake: true, generated: helpScript},
-	"live":      {name: "live", conds: []string{"live", "cgroup"}, programs: []string{"tmux", "npm"}},
-	"container": {name: "container", conds: []string{"container", "live"}, fake: true, programs: []string{"npm"}},
+	"live":      {name: "live", fake: true, conds: []string{"live", "cgroup"}, programs: []string{"tmux", "npm"}},
+	"container": {name: "container", conds: []string{"container", "live"}, fake: true, programs: []string{"npm", "tmux"}},
 	"debian":    {name: "debian", conds: []string{"debian"}, programs: []string{"npm"}},
 	"redteam":   {name: "redteam", conds: []string{"live", "container", "cgroup"}, programs: []string{"npm"}},
 }

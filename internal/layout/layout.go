@@ -18,6 +18,16 @@ const (
 	LauncherBinary = LibexecDir + "/claude-sandbox"
 	LauncherLink   = "/usr/local/bin/claude"         // plain `claude`, the launcher
 	ToolLink       = "/usr/local/bin/claude-sandbox" // the admin tool, the launcher too
+	// WrapperName is the name under which the launcher follows the process
+	// wrapper convention of the VS Code extension and the Agent SDK
+	// (`WRAPPER CLAUDE-BINARY ARGS...`, ADR 0023); Wrapper is the link the
+	// installer makes to the launcher under that name.
+	WrapperName = "claude-sandbox-wrap"
+	Wrapper     = LibexecDir + "/" + WrapperName
+	// VersionRecord is where the installer records the real binary's
+	// version with the identity of the file it read it from, so `claude
+	// --version` can answer without starting it.
+	VersionRecord = LibexecDir + "/claude.version"
 
 	// Conf is the only place the launcher reads its configuration from. It
 	// is root-owned and outside every path the sandbox can write (ADR 0002).
@@ -98,12 +108,13 @@ type Layout struct {
 	Masks            []string // nil: every masked directory that exists here
 	AllowUnsandboxed string   // the root-owned file that lets the prompt gate pass sessions outside the sandbox
 	OutsideSettings  string   // the managed lock-down for Claude Code outside, covered inside when it exists
-	InsideSettings   string   // the settings that set nothing, which cover it
+	InsideSettings   string   // the settings for sessions inside, which cover it
+	VersionRecord    string   // the real binary's version, recorded by the installer
 	Bwrap            []string // where bwrap is looked for, in order
 }
 
 // Installed is the layout of an installed system, a fresh value each call.
 func Installed() Layout {
 	return Layout{Conf: Conf, RealBinary: RealBinary, Passwd: Passwd, AllowUnsandboxed: AllowUnsandboxed,
-		OutsideSettings: OutsideSettings, InsideSettings: InsideSettings, Bwrap: append([]string(nil), bwrapPaths...)}
+		OutsideSettings: OutsideSettings, InsideSettings: InsideSettings, VersionRecord: VersionRecord, Bwrap: append([]string(nil), bwrapPaths...)}
 }

@@ -24,6 +24,7 @@ func FromEnv() layout.Layout {
 		"CS_ALLOW_UNSANDBOXED": &l.AllowUnsandboxed,
 		"CS_OUTSIDE_SETTINGS":  &l.OutsideSettings,
 		"CS_INSIDE_SETTINGS":   &l.InsideSettings,
+		"CS_VERSION_RECORD":    &l.VersionRecord,
 	} {
 		if v := os.Getenv(name); v != "" {
 			*field = v

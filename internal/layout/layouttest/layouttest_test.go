@@ -9,7 +9,7 @@ import (
 )
 
 func TestFromEnv(t *testing.T) {
-	for _, name := range []string{"CS_CONF", "CS_REAL", "CS_PASSWD", "CS_ALLOW_UNSANDBOXED", "CS_OUTSIDE_SETTINGS", "CS_INSIDE_SETTINGS", "CS_MASKS", "CS_BWRAP_PATHS"} {
+	for _, name := range []string{"CS_CONF", "CS_REAL", "CS_PASSWD", "CS_ALLOW_UNSANDBOXED", "CS_OUTSIDE_SETTINGS", "CS_INSIDE_SETTINGS", "CS_VERSION_RECORD", "CS_MASKS", "CS_BWRAP_PATHS"} {
 		t.Setenv(name, "")
 	}
 	if diff := cmp.Diff(layout.Installed(), FromEnv()); diff != "" {
