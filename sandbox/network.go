@@ -56,6 +56,32 @@ func CheckCredentialMode(c *Conf, environ []string) error {
 // EgressPolicy is what the allowlist proxy lets through: the admin's lines,
 // and Claude's own hosts when its login is inside the sandbox.
 func EgressPolicy(c *Conf, environ []string, authProxied bool) (*hostaddr.Allowlist, error) {
+	p, err := adminAllowlist(c)
+	if err != nil || authProxied {
+		return p, err
+	}
+	for _, h := range claudeHosts {
+		p.Domains = append(p.Domains, hostaddr.Domain{Host: h, Port: 443})
+	}
+	if base, ok := envlist.Lookup(environ, "ANTHROPIC_BASE_URL"); ok && base != "" {
+		u, err := url.Parse(base)
+		if err != nil || u.Hostname() == "" {
+			return nil, fmt.Errorf("ANTHROPIC_BASE_URL=%q is not a URL", base)
+		}
+		hostPort := u.Host
+		if u.Port() == "" {
+			hostPort += map[string]string{"http": ":80"}[u.Scheme]
+		}
+		if dom, err := hostaddr.ParseDomain(hostPort); err == nil {
+			p.Domains = append(p.Domains, dom)
+		}
+	}
+	return p, nil
+}
+
+// adminAllowlist is what the conf's allow-domain, allow-preset and
+// allow-ip lines let through.
+func adminAllowlist(c *Conf) (*hostaddr.Allowlist, error) {
 	p := &hostaddr.Allowlist{}
 	for _, d := range c.AllowDomain {
 		dom, err := hostaddr.ParseDomain(d.Value)
@@ -79,25 +105,6 @@ func EgressPolicy(c *Conf, environ []string, authProxied bool) (*hostaddr.Allowl
 			return nil, &ConfError{File: c.Source, Line: a.Line, Msg: fmt.Sprintf("allow-ip: %q: %v", a.Value, err)}
 		}
 		p.IPs = append(p.IPs, pfx)
-	}
-	if authProxied {
-		return p, nil
-	}
-	for _, h := range claudeHosts {
-		p.Domains = append(p.Domains, hostaddr.Domain{Host: h, Port: 443})
-	}
-	if base, ok := envlist.Lookup(environ, "ANTHROPIC_BASE_URL"); ok && base != "" {
-		u, err := url.Parse(base)
-		if err != nil || u.Hostname() == "" {
-			return nil, fmt.Errorf("ANTHROPIC_BASE_URL=%q is not a URL", base)
-		}
-		hostPort := u.Host
-		if u.Port() == "" {
-			hostPort += map[string]string{"http": ":80"}[u.Scheme]
-		}
-		if dom, err := hostaddr.ParseDomain(hostPort); err == nil {
-			p.Domains = append(p.Domains, dom)
-		}
 	}
 	return p, nil
 }
