@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -103,7 +104,8 @@ func TestDocker(t *testing.T) {
 			// A label on everything a script makes, so its cleanup finds it.
 			id := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
 			env.Setenv("TEST_ID", id)
-			env.Defer(func() { dockerCleanup(id) })
+			started := time.Now()
+			env.Defer(func() { dockerCleanup(id, started) })
 			// The test's own commands, for the containers to run.
 			tools := filepath.Join(env.WorkDir, "tools")
 			if err := os.MkdirAll(tools, 0o755); err != nil {
@@ -145,17 +147,31 @@ func withoutInstallsAfter(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(path, append(out, '\n'), 0o644))
 }
 
-// dockerCleanup removes the containers and images labelled with id.
-func dockerCleanup(id string) {
+// dockerCleanup removes the containers labelled with id and the images the
+// devcontainer CLI built for them (named after the workspace; the CLI
+// builds IMAGE, then IMAGE-uid with the remote user's id), and the images
+// `devcontainer features test` built since started (named vsc-NUMBER-...;
+// it removes its containers itself).
+func dockerCleanup(id string, started time.Time) {
 	out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label=claude-sandbox-test="+id).Output()
-	if ids := strings.Fields(string(out)); len(ids) > 0 {
-		_ = exec.Command("docker", append([]string{"rm", "-f", "-v"}, ids...)...).Run()
+	for _, c := range strings.Fields(string(out)) {
+		image, _ := exec.Command("docker", "inspect", "-f", "{{.Config.Image}}", c).Output()
+		_ = exec.Command("docker", "rm", "-f", "-v", c).Run()
+		if name := strings.TrimSpace(string(image)); strings.HasPrefix(name, "vsc-") {
+			_ = exec.Command("docker", "rmi", "-f", name, strings.TrimSuffix(name, "-uid")).Run()
+		}
 	}
-	out, _ = exec.Command("docker", "images", "-q", "--filter", "label=claude-sandbox-test="+id).Output()
-	if ids := strings.Fields(string(out)); len(ids) > 0 {
-		_ = exec.Command("docker", append([]string{"rmi", "-f"}, ids...)...).Run()
+	out, _ = exec.Command("docker", "images", "--format", "{{.Repository}} {{.CreatedAt}}").Output()
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, created, _ := strings.Cut(line, " ")
+		at, err := time.Parse("2006-01-02 15:04:05 -0700 MST", created)
+		if err == nil && featuresTestImage.MatchString(name) && !at.Before(started.Truncate(time.Second)) {
+			_ = exec.Command("docker", "rmi", "-f", name).Run()
+		}
 	}
 }
+
+var featuresTestImage = regexp.MustCompile(`^vsc-[0-9]+-[0-9a-f]+-features(-uid)?$`)
 
 func copyFile(src, dst string) error {
 	data, err := os.ReadFile(src)
