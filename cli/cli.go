@@ -185,7 +185,7 @@ func doctorCmd(p launcher.Paths, args, environ []string, stdout, stderr io.Write
 		findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: fmt.Sprintf("%s parses (%d allow-write, %d allow-write-executable, %d sandbox-cache, %d pass-env, %d protect, %d share-home, %d append-path, no-forge=%v)",
 			p.Conf, len(c.AllowWrite), len(c.AllowWriteExecutable), len(c.SandboxCache), len(c.PassEnv), len(c.Protect), len(c.ShareHome), len(c.AppendPath), c.NoForge)})
 	}
-	if _, err := launcher.Prepare(p, nil, environ); err != nil {
+	if _, err := launcher.Check(p, nil, environ); err != nil {
 		findings = append(findings, doctor.Finding{Name: "launch from here", Detail: err.Error()})
 	} else {
 		findings = append(findings, doctor.Finding{OK: true, Name: "launch from here", Detail: "the policy builds for this directory"})
