@@ -5,6 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 
@@ -75,7 +80,8 @@ func TestDocker(t *testing.T) {
 		t.Skip(why)
 	}
 	start := time.Now()
-	defer func() { t.Logf("the Docker group took %s", time.Since(start).Round(time.Second)) }()
+	// After the scripts, which run in parallel once this function returns.
+	t.Cleanup(func() { fmt.Fprintf(os.Stderr, "the Docker group took %s\n", time.Since(start).Round(time.Second)) })
 	cli, err := features.DevcontainerCLI(features.TestCLICache)
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +107,24 @@ func TestDocker(t *testing.T) {
 			env.Setenv("DEVCONTAINER", cli)
 			env.Setenv("REPO", repo)
 			env.Setenv("CLAUDE_VERSION", dockerClaudeVersion)
+			// A registry on loopback for the publish path (the CLI speaks
+			// plain HTTP to localhost, not to 127.0.0.1).
+			reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+			env.Defer(reg.Close)
+			env.Setenv("REGISTRY", fmt.Sprintf("localhost:%d", reg.Listener.Addr().(*net.TCPAddr).Port))
+			// go and mage, as the test's own go runs them.
+			for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS", "GOTOOLCHAIN"} {
+				if out, err := exec.Command("go", "env", name).Output(); err == nil {
+					env.Setenv(name, strings.TrimSpace(string(out)))
+				}
+			}
+			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, "cache"))
+			if err := os.MkdirAll(filepath.Join(env.WorkDir, "cache/claude-sandbox"), 0o755); err != nil {
+				return err
+			}
+			if err := os.Symlink(features.TestCLICache, filepath.Join(env.WorkDir, "cache/claude-sandbox/devcontainer-cli")); err != nil {
+				return err
+			}
 			// A label on everything a script makes, so its cleanup finds it.
 			id := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
 			env.Setenv("TEST_ID", id)
