@@ -33,6 +33,7 @@ import (
 // global install, as Anthropic's claude-code feature (which the feature
 // installs after) leaves it: the feature's install takes it from there, so
 // no build reaches a download host the machine cannot.
+// features/test/claude-sandbox/scenarios.json pins the same version.
 const dockerClaudeVersion = "2.1.332"
 
 // dockerBaseRecipe is how the base image is made; its hash names the image,
@@ -106,7 +107,6 @@ func TestDocker(t *testing.T) {
 			env.Setenv("BASE_IMAGE", base)
 			env.Setenv("DEVCONTAINER", cli)
 			env.Setenv("REPO", repo)
-			env.Setenv("CLAUDE_VERSION", dockerClaudeVersion)
 			// A registry on loopback for the publish path (the CLI speaks
 			// plain HTTP to localhost, not to 127.0.0.1).
 			reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
