@@ -82,7 +82,10 @@ func TestDocker(t *testing.T) {
 	}
 	start := time.Now()
 	// After the scripts, which run in parallel once this function returns.
-	t.Cleanup(func() { fmt.Fprintf(os.Stderr, "the Docker group took %s\n", time.Since(start).Round(time.Second)) })
+	t.Cleanup(func() {
+		removeImagesSince(start, danglingImages)
+		fmt.Fprintf(os.Stderr, "the Docker group took %s\n", time.Since(start).Round(time.Second))
+	})
 	cli, err := features.DevcontainerCLI(features.TestCLICache)
 	if err != nil {
 		t.Fatal(err)
@@ -184,8 +187,7 @@ func withoutInstallsAfter(ts *testscript.TestScript, neg bool, args []string) {
 // dockerCleanup removes the containers labelled with id and the images the
 // devcontainer CLI built for them (named after the workspace; the CLI
 // builds IMAGE, then IMAGE-uid with the remote user's id), and the images
-// `devcontainer features test` built since started (named vsc-NUMBER-...;
-// it removes its containers itself).
+// `devcontainer features test` built since started.
 func dockerCleanup(id string, started time.Time) {
 	out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label=claude-sandbox-test="+id).Output()
 	for _, c := range strings.Fields(string(out)) {
@@ -195,12 +197,33 @@ func dockerCleanup(id string, started time.Time) {
 			_ = exec.Command("docker", "rmi", "-f", name, strings.TrimSuffix(name, "-uid")).Run()
 		}
 	}
-	out, _ = exec.Command("docker", "images", "--format", "{{.Repository}} {{.CreatedAt}}").Output()
+	removeImagesSince(started, featuresTestImages)
+}
+
+// The images a script or the group leaves: those `devcontainer features
+// test` built (named vsc-NUMBER-...; it removes its containers itself),
+// and the untagged ones the builds left (an image built again under the
+// same name, the CLI's feature content stage).
+var (
+	featuresTestImages = []string{"--filter", "reference=vsc-*"}
+	danglingImages     = []string{"--filter", "dangling=true"}
+)
+
+// removeImagesSince removes the images the filter selects that were made
+// since started: older ones are not the test's.
+func removeImagesSince(started time.Time, filter []string) {
+	out, _ := exec.Command("docker", append([]string{"images", "--format", "{{.ID}} {{.Repository}} {{.CreatedAt}}"}, filter...)...).Output()
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		name, created, _ := strings.Cut(line, " ")
-		at, err := time.Parse("2006-01-02 15:04:05 -0700 MST", created)
-		if err == nil && featuresTestImage.MatchString(name) && !at.Before(started.Truncate(time.Second)) {
-			_ = exec.Command("docker", "rmi", "-f", name).Run()
+		f := strings.SplitN(line, " ", 3)
+		if len(f) < 3 {
+			continue
+		}
+		at, err := time.Parse("2006-01-02 15:04:05 -0700 MST", f[2])
+		if err != nil || at.Before(started.Truncate(time.Second)) {
+			continue
+		}
+		if f[1] == "<none>" || featuresTestImage.MatchString(f[1]) {
+			_ = exec.Command("docker", "rmi", "-f", f[0]).Run()
 		}
 	}
 }
