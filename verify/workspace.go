@@ -34,7 +34,7 @@ func workspaceWritable(f *facts) (string, error) {
 	if err != unix.EACCES || unix.Stat(ws, &st) != nil || int(st.Uid) == unix.Getuid() {
 		return "", fmt.Errorf("the workspace %s is not writable: %v", ws, err)
 	}
-	return fmt.Sprintf("%s is mounted read-write; its owner (uid %d, mode %04o) does not let this user write it, outside as inside", ws, st.Uid, st.Mode&0o7777), nil
+	return fmt.Sprintf("%s is mounted read-write; another user owns it (mode %04o) and does not let this user write it, outside as inside", ws, st.Mode&0o7777), nil
 }
 
 // protectedPathsReadOnly: every protected workspace path of the plan (the
