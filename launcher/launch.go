@@ -440,7 +440,7 @@ func homeParts(home string, plan *sandbox.Plan) []homePart {
 		parts = append(parts, homePart{path: filepath.Join(home, f), content: "{}\n", mode: 0o600})
 	}
 	for _, dir := range plan.Caches {
-		parts = append(parts, homePart{path: dir, dir: true, why: ", the sandbox cache,"})
+		parts = append(parts, homePart{path: dir, dir: true, why: " (a sandbox cache)"})
 	}
 	return parts
 }
@@ -452,14 +452,18 @@ func creatable(part homePart) error {
 	for {
 		fi, err := os.Stat(dir)
 		if err == nil {
-			if dir == part.path || fi.IsDir() && unix.Access(dir, unix.W_OK|unix.X_OK) == nil {
+			var why error
+			switch {
+			case dir == part.path && part.dir && !fi.IsDir(), dir != part.path && !fi.IsDir():
+				why = unix.ENOTDIR
+			case dir == part.path: // a file there is kept as it is
 				return nil
+			case unix.Access(dir, unix.W_OK|unix.X_OK) == nil:
+				return nil
+			default:
+				why = unix.EACCES
 			}
-			err = unix.EACCES
-			if !fi.IsDir() {
-				err = unix.ENOTDIR
-			}
-			return fmt.Errorf("cannot create %s%s: %v", part.path, part.why, err)
+			return fmt.Errorf("cannot create %s%s: %v", part.path, part.why, why)
 		}
 		if !errors.Is(err, fs.ErrNotExist) || dir == "/" {
 			return fmt.Errorf("cannot create %s%s: %v", part.path, part.why, cause(err))
