@@ -83,6 +83,9 @@ func TestDocker(t *testing.T) {
 	start := time.Now()
 	// After the scripts, which run in parallel once this function returns.
 	t.Cleanup(func() {
+		// Not per script: the scripts run in parallel, and these
+		// images carry no mark of the script that made them.
+		removeImagesSince(start, featuresTestImages)
 		removeImagesSince(start, danglingImages)
 		fmt.Fprintf(os.Stderr, "the Docker group took %s\n", time.Since(start).Round(time.Second))
 	})
@@ -131,8 +134,7 @@ func TestDocker(t *testing.T) {
 			// A label on everything a script makes, so its cleanup finds it.
 			id := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
 			env.Setenv("TEST_ID", id)
-			started := time.Now()
-			env.Defer(func() { dockerCleanup(id, started) })
+			env.Defer(func() { dockerCleanup(id) })
 			// The CLI fetches a list of disallowed features from
 			// containers.dev unless its copy is younger than five minutes:
 			// an empty one keeps it on the machine (the scripts take less).
@@ -186,9 +188,8 @@ func withoutInstallsAfter(ts *testscript.TestScript, neg bool, args []string) {
 
 // dockerCleanup removes the containers labelled with id and the images the
 // devcontainer CLI built for them (named after the workspace; the CLI
-// builds IMAGE, then IMAGE-uid with the remote user's id), and the images
-// `devcontainer features test` built since started.
-func dockerCleanup(id string, started time.Time) {
+// builds IMAGE, then IMAGE-uid with the remote user's id).
+func dockerCleanup(id string) {
 	out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label=claude-sandbox-test="+id).Output()
 	for _, c := range strings.Fields(string(out)) {
 		image, _ := exec.Command("docker", "inspect", "-f", "{{.Config.Image}}", c).Output()
@@ -197,7 +198,6 @@ func dockerCleanup(id string, started time.Time) {
 			_ = exec.Command("docker", "rmi", "-f", name, strings.TrimSuffix(name, "-uid")).Run()
 		}
 	}
-	removeImagesSince(started, featuresTestImages)
 }
 
 // The images a script or the group leaves: those `devcontainer features
