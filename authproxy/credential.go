@@ -14,10 +14,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 )
 
 // Kind is how a credential is presented to the API.
@@ -100,7 +101,7 @@ func (c Credential) String() string { return fmt.Sprintf("%v from %s", c.Kind, c
 // Empty variables count as unset.
 func Find(environ []string, home string) (*Credential, error) {
 	for _, src := range envSources {
-		if v := getenv(environ, src.name); v != "" {
+		if v := envlist.Get(environ, src.name); v != "" {
 			return newCredential(src.kind, src.name, &state{secret: v}), nil
 		}
 	}
@@ -110,7 +111,7 @@ func Find(environ []string, home string) (*Credential, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot read Claude's login: %v", err)
+		return nil, fmt.Errorf("cannot read Claude's login: %w", err)
 	}
 	cf, err := parseFile(path, data)
 	if err != nil || !cf.loggedIn() {
@@ -121,16 +122,6 @@ func Find(environ []string, home string) (*Credential, error) {
 		st.expires = time.UnixMilli(cf.login.ExpiresAt)
 	}
 	return newCredential(OAuth, path, st), nil
-}
-
-// getenv takes the first definition, as the C library's getenv does.
-func getenv(environ []string, name string) string {
-	for _, kv := range environ {
-		if n, v, ok := strings.Cut(kv, "="); ok && n == name {
-			return v
-		}
-	}
-	return ""
 }
 
 // credFile is the credentials file's JSON, kept whole so that a rewrite keeps
@@ -157,9 +148,9 @@ func parseFile(path string, data []byte) (*credFile, error) {
 	switch {
 	case errors.As(err, &syntax):
 		line := 1 + bytes.Count(data[:min(int(syntax.Offset), len(data))], []byte("\n"))
-		return nil, fmt.Errorf("%s:%d: not valid JSON (at byte %d): %v", path, line, syntax.Offset, err)
+		return nil, fmt.Errorf("%s:%d: not valid JSON (at byte %d): %w", path, line, syntax.Offset, err)
 	case err != nil:
-		return nil, fmt.Errorf("%s: not a Claude Code credentials file: %v", path, err)
+		return nil, fmt.Errorf("%s: not a Claude Code credentials file: %w", path, err)
 	}
 	return cf, nil
 }
@@ -201,15 +192,15 @@ func (c *Credential) lastError() error {
 func (s *state) refreshFile(rt http.RoundTripper, tokenURL string) error {
 	f, err := os.OpenFile(s.file, os.O_RDWR|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return fmt.Errorf("cannot refresh the login: %v", err)
+		return fmt.Errorf("cannot refresh the login: %w", err)
 	}
 	defer f.Close()
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("cannot lock %s: %v", s.file, err)
+		return fmt.Errorf("cannot lock %s: %w", s.file, err)
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return fmt.Errorf("cannot refresh the login: %v", err)
+		return fmt.Errorf("cannot refresh the login: %w", err)
 	}
 	cf, err := parseFile(s.file, data)
 	if err != nil {
@@ -249,10 +240,10 @@ func (s *state) refreshFile(rt http.RoundTripper, tokenURL string) error {
 		out = append(out, bytes.Repeat([]byte(" "), n)...)
 	}
 	if _, err := f.WriteAt(out, 0); err != nil {
-		return fmt.Errorf("the login was refreshed but not saved: %v", err)
+		return fmt.Errorf("the login was refreshed but not saved: %w", err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("the login was refreshed but not saved: %v", err)
+		return fmt.Errorf("the login was refreshed but not saved: %w", err)
 	}
 	return nil
 }
@@ -273,7 +264,7 @@ func postRefresh(rt http.RoundTripper, tokenURL, refresh string) (*tokenReply, e
 	client := &http.Client{Transport: rt, Timeout: refreshTimeout}
 	resp, err := client.Post(tokenURL, "application/json", bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("cannot refresh the login: %v", err)
+		return nil, fmt.Errorf("cannot refresh the login: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

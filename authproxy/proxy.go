@@ -2,6 +2,7 @@ package authproxy
 
 import (
 	"cmp"
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -37,7 +38,11 @@ type Server struct {
 	// login. Requests without it are refused.
 	Placeholder string
 	TokenURL    string            // where a file login is refreshed; "" means TokenURL
-	Transport   http.RoundTripper // nil means a transport of our own
+	Transport   http.RoundTripper // nil means a transport of our own, which connects with Dial
+	// Dial connects the transport of our own to the upstream and the token
+	// endpoint: through the launching environment's proxy, where it names
+	// one (package envproxy). nil means directly.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // PlaceholderPrefix starts every session token, and tells a reader of
@@ -58,7 +63,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	rt := s.Transport
 	if rt == nil {
-		rt = newTransport()
+		rt = newTransport(s.Dial)
 	}
 	// The launcher's stderr is Claude's terminal; failures reach Claude as
 	// error answers instead.
@@ -158,11 +163,14 @@ func apiError(w http.ResponseWriter, status int, kind, msg string) {
 	})
 }
 
-func newTransport() *http.Transport {
+func newTransport(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	return &http.Transport{
-		// Proxy stays nil: the login goes straight to the API, never through
-		// a proxy the environment names.
-		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		// Proxy stays nil: an upstream proxy is the launcher's choice, made
+		// in dial, never one the process environment names.
+		DialContext:         dial,
 		ForceAttemptHTTP2:   true,
 		TLSHandshakeTimeout: 10 * time.Second,
 		// Claude runs several requests at once (subagents, title, compaction).

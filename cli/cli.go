@@ -18,6 +18,8 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/egress"
 	"github.com/claude-sandbox/claude-sandbox/gate"
 	"github.com/claude-sandbox/claude-sandbox/installer"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/promote"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -28,172 +30,185 @@ import (
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
 var Version = "dev"
 
-const usage = `usage:
-  claude [CLAUDE-ARGS...]                    run Claude Code inside the sandbox
-  claude-sandbox argv [--conf FILE] [--explain] [-- CLAUDE-ARGS...]
-                                             print the bwrap argv a launch from here would use
-                                             (--explain: each mount and variable, its rule and why)
-  claude-sandbox doctor [--conf FILE]        check this host and the conf, with fixes
-  claude-sandbox install [FLAGS]             make plain claude resolve to the sandbox (as root;
-                                             --help lists the flags)
-  claude-sandbox uninstall [--dry-run] [--user NAME] [--root DIR]
-                                             restore a plain Claude Code install (as root)
-  claude-sandbox container-start [--skip-probe] [--root DIR]
-                                             the devcontainer feature's postStartCommand (as the user):
-                                             link ~/.claude into /user-terminal-config, check the sandbox starts
-  claude-sandbox promote [FLAGS] TARGET      give the repository at TARGET sandboxed Claude: /verify-sandbox,
-                                             the skill, the status line, the feature pinned to this version
-                                             (--check: list what has fallen behind; --help lists the flags)
-  claude-sandbox gate                        Claude Code's prompt hook: blocks prompts outside the sandbox
-  claude-sandbox statusline                  Claude Code's status line: sandboxed, workspace, network
-  claude-sandbox verify [--json]             inside the sandbox: probe it, one line per check
-  claude-sandbox denials [-n N] [--json]     what the allowlist proxy and the warden refused lately
-                                             (the last N, default 20)
-  claude-sandbox init [FLAGS] -- CMD...      run by the launcher first inside the sandbox: hands the
-                                             proxy sockets and the warden out, then runs Claude
-  claude-sandbox version                     print the version
-`
-
 // Main runs the program named argv0 with args and returns the exit status.
 func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr io.Writer) int {
 	if filepath.Base(argv0) == "claude" {
 		return launcher.Run(p, args, environ, stderr)
 	}
+	e := env{paths: p, environ: environ, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		writeUsage(stderr)
 		return 2
 	}
-	switch args[0] {
-	case "argv":
-		return argv(p, args[1:], environ, stdout, stderr)
-	case "doctor":
-		return doctorCmd(p, args[1:], environ, stdout, stderr)
-	case "install":
-		return installCmd(args[1:], environ, stdout, stderr)
-	case "uninstall":
-		return uninstallCmd(args[1:], environ, stdout, stderr)
-	case "container-start":
-		return containerStartCmd(args[1:], stdout, stderr)
-	case "promote":
-		return promoteCmd(args[1:], stdout, stderr)
-	case "gate":
-		if len(args) > 1 {
-			fmt.Fprintf(stderr, "claude-sandbox gate: unexpected argument %q (it reads the hook's input on stdin)\n", args[1])
-			return gate.Block
-		}
-		return gate.Check(launcher.Inside(), p.AllowUnsandboxed, os.Stdin, stderr)
-	case "statusline":
-		return statuslineCmd(p, args[1:], environ, stdout, stderr)
-	case "verify":
-		return verify.Run(p, args[1:], environ, stdout, stderr)
-	case "denials":
-		return denialsCmd(p, args[1:], stdout, stderr)
-	case "init":
-		return launcher.Init(args[1:], stderr)
-	case "version":
-		fmt.Fprintln(stdout, "claude-sandbox", Version)
-		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	if args[0] == "-h" || args[0] == "--help" {
+		writeUsage(stdout)
 		return 0
 	}
-	fmt.Fprintf(stderr, "claude-sandbox: unknown command %q\n%s", args[0], usage)
-	return 2
+	c, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "claude-sandbox: unknown command %q\n", args[0])
+		writeUsage(stderr)
+		return 2
+	}
+	return c.run(e, args[1:])
 }
 
-// confFlag takes an optional leading --conf FILE, so an admin can check a
-// conf before installing it. It only ever changes what is printed.
-func confFlag(p launcher.Paths, args []string) (launcher.Paths, []string, error) {
-	if len(args) > 0 && (args[0] == "--conf" || strings.HasPrefix(args[0], "--conf=")) {
-		file, ok := strings.CutPrefix(args[0], "--conf=")
+// registry is every command of claude-sandbox, in the order the usage
+// lists them within their group.
+func registry() []command {
+	return []command{
+		{name: "install", group: admin, summary: "make plain claude resolve to the sandbox: the real Claude Code off PATH, the launcher,\nthe conf, Claude Code's managed settings (docs/installer.md)", flags: installCmd},
+		{name: "uninstall", group: admin, summary: "restore a plain Claude Code install", flags: uninstallCmd},
+		{name: "promote", group: admin, operands: "TARGET", min: 1, max: 1, summary: "give the repository at TARGET sandboxed Claude: /verify-sandbox, the skill, the status\nline, the feature pinned to this version (docs/promote.md)", flags: promoteCmd},
+		{name: "argv", group: diagnostics, operands: "-- CLAUDE-ARGS...", max: -1, dash: true, summary: "print the bwrap argv a launch from here would use, one element per line, or with\n--explain each mount and variable with its rule and why", flags: argvCmd},
+		{name: "doctor", group: diagnostics, summary: "check this host and the conf, with a fix for each failure", flags: doctorCmd},
+		{name: "verify", group: diagnostics, summary: "inside the sandbox: probe it, one line per check; the exit status is the number of\nfailures (docs/verify.md)", flags: verifyCmd},
+		{name: "denials", group: diagnostics, summary: "what the allowlist proxy and the warden refused lately", flags: denialsCmd},
+		{name: "version", group: diagnostics, summary: "print the version", flags: versionCmd},
+		{name: "help", group: diagnostics, operands: "COMMAND", max: 1, summary: "list the commands, or print the help of one", flags: helpCmd},
+		{name: "gate", group: hooks, summary: "Claude Code's prompt hook: blocks prompts outside the sandbox (reads the hook's\ninput on stdin; docs/gate.md)", usageStatus: gate.Block, flags: gateCmd},
+		{name: "statusline", group: hooks, summary: "Claude Code's status line: sandboxed, workspace, network (reads Claude Code's status\ninput on stdin)", flags: statuslineCmd},
+		{name: "container-start", group: hooks, summary: "the devcontainer feature's postStartCommand (as the user): link ~/.claude into\n/user-terminal-config, check that the sandbox starts", flags: containerStartCmd},
+		{name: "init", group: hooks, operands: "-- COMMAND...", min: 1, max: -1, dash: true, summary: "run by the launcher first inside the sandbox: opens the proxies' listeners, installs\nthe warden, then runs COMMAND (Claude)", usageStatus: launcher.ExitRefused, flags: initCmd},
+	}
+}
+
+func versionCmd(_ *flag.FlagSet, e env) func([]string) int {
+	return func([]string) int {
+		fmt.Fprintln(e.stdout, "claude-sandbox", Version)
+		return 0
+	}
+}
+
+func helpCmd(_ *flag.FlagSet, e env) func([]string) int {
+	return func(operands []string) int {
+		if len(operands) == 0 {
+			writeUsage(e.stdout)
+			return 0
+		}
+		c, ok := lookup(operands[0])
 		if !ok {
-			if len(args) < 2 {
-				return p, nil, fmt.Errorf("--conf needs a file")
-			}
-			file, args = args[1], args[1:]
+			fmt.Fprintf(e.stderr, "claude-sandbox help: unknown command %q\n", operands[0])
+			return 2
 		}
-		p.Conf = file
-		args = args[1:]
+		fs, _ := c.flagSet(e)
+		c.writeHelp(e.stdout, fs)
+		return 0
 	}
-	return p, args, nil
 }
 
-func argv(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) int {
-	p, args, err := confFlag(p, args)
-	explain := err == nil && len(args) > 0 && args[0] == "--explain"
-	if explain {
-		args = args[1:]
+// confFlag declares --conf, so an admin can check a conf before installing
+// it. It only ever changes what is printed: conf gives the paths to use.
+func confFlag(fs *flag.FlagSet, e env) (conf func() launcher.Paths) {
+	file := fs.String("conf", "", "read the conf `FILE` instead of "+layout.Conf)
+	return func() launcher.Paths {
+		p := e.paths
+		if *file != "" {
+			p.Conf = *file
+		}
+		return p
 	}
-	if err == nil && len(args) > 0 && args[0] != "--" {
-		err = fmt.Errorf("unexpected argument %q (Claude's arguments go after --)", args[0])
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox argv: %v\n", err)
-		return 2
-	}
-	if len(args) > 0 {
-		args = args[1:]
-	}
-	pr, err := launcher.Prepare(p, args, environ)
-	if err != nil {
-		launcher.PrintRefusal(stderr, err)
-		return launcher.ExitRefused
-	}
-	for _, r := range pr.Plan.NameRules {
-		fmt.Fprintf(stderr, "claude-sandbox: in %s the sandbox may not create or write %s: %s\n", r.Dir, strings.Join(r.Names, ", "), r.Why)
-	}
-	for _, r := range pr.Plan.PathRules {
-		fmt.Fprintf(stderr, "claude-sandbox: %s is missing; should it appear, the sandbox may not write in it: %s\n", r.Path, r.Why)
-	}
-	for _, f := range pr.Plan.CommandFiles {
-		fmt.Fprintf(stderr, "claude-sandbox: %s, which ~/.claude/settings.json names as a command, is missing; a launch creates it empty and read-only\n", f)
-	}
-	if explain {
-		for _, line := range pr.Plan.Explain() {
-			fmt.Fprintln(stdout, line)
+}
+
+func argvCmd(fs *flag.FlagSet, e env) func([]string) int {
+	paths := confFlag(fs, e)
+	explain := fs.Bool("explain", false, "each namespace, mount and variable, with the rule that made it and why, instead of the argv")
+	return func(args []string) int {
+		pr, err := launcher.Prepare(paths(), args, e.environ)
+		if err != nil {
+			launcher.PrintRefusal(e.stderr, err)
+			return launcher.ExitRefused
+		}
+		stdout, stderr := e.stdout, e.stderr
+		for _, r := range pr.Plan.NameRules {
+			fmt.Fprintf(stderr, "claude-sandbox: in %s the sandbox may not create or write %s: %s\n", r.Dir, strings.Join(r.Names, ", "), r.Why)
+		}
+		for _, r := range pr.Plan.PathRules {
+			fmt.Fprintf(stderr, "claude-sandbox: %s is missing; should it appear, the sandbox may not write in it: %s\n", r.Path, r.Why)
+		}
+		for _, f := range pr.Plan.CommandFiles {
+			fmt.Fprintf(stderr, "claude-sandbox: %s, which ~/.claude/settings.json names as a command, is missing; a launch creates it empty and read-only\n", f)
+		}
+		if *explain {
+			for _, line := range pr.Plan.Explain() {
+				fmt.Fprintln(stdout, line)
+			}
+			return 0
+		}
+		fmt.Fprintln(stdout, pr.Bwrap)
+		for _, a := range append(append(pr.Plan.RedactedArgs(), "--"), pr.Plan.Command...) {
+			fmt.Fprintln(stdout, a)
 		}
 		return 0
 	}
-	fmt.Fprintln(stdout, pr.Bwrap)
-	for _, a := range append(append(pr.Plan.RedactedArgs(), "--"), pr.Plan.Command...) {
-		fmt.Fprintln(stdout, a)
-	}
-	return 0
 }
 
-func doctorCmd(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) int {
-	p, args, err := confFlag(p, args)
-	if err == nil && len(args) > 0 {
-		err = fmt.Errorf("unexpected argument %q", args[0])
+func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
+	paths := confFlag(fs, e)
+	return func([]string) int {
+		p := paths()
+		var findings []doctor.Finding
+		if launcher.Inside() {
+			findings = append(findings, doctor.Finding{OK: true, Name: "context", Detail: "running inside a claude-sandbox: the checks describe the sandbox, not the host"})
+		}
+		bwrap, findErr := launcher.FindBwrap(p)
+		findings = append(findings, doctor.Host(bwrap, findErr, p.RealBinary)...)
+		findings = append(findings, doctor.Git(e.environ)...)
+		c, err := launcher.LoadConf(p.Conf)
+		if err != nil {
+			findings = append(findings, doctor.Finding{Name: "conf", Detail: err.Error(), Fix: "edit the line named above"})
+		} else if _, err := os.Stat(p.Conf); err != nil {
+			findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: p.Conf + " is absent: the defaults apply"})
+		} else {
+			findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: fmt.Sprintf("%s parses (%d allow-write, %d allow-write-executable, %d sandbox-cache, %d pass-env, %d protect, %d share-home, %d append-path, no-forge=%v)",
+				p.Conf, len(c.AllowWrite), len(c.AllowWriteExecutable), len(c.SandboxCache), len(c.PassEnv), len(c.Protect), len(c.ShareHome), len(c.AppendPath), c.NoForge)})
+		}
+		if c != nil {
+			findings = append(findings, doctor.Allowlist(c))
+		}
+		findings = append(findings, doctor.UpstreamProxy(e.environ, c == nil || c.NetworkMode() == sandbox.NetworkAllowlist || c.CredentialMode() == sandbox.CredentialsProxy))
+		if _, err := launcher.Check(p, nil, e.environ); err != nil {
+			findings = append(findings, doctor.Finding{Name: "launch from here", Detail: err.Error()})
+		} else {
+			findings = append(findings, doctor.Finding{OK: true, Name: "launch from here", Detail: "the policy builds for this directory"})
+		}
+		if doctor.Print(e.stdout, findings) > 0 {
+			return 1
+		}
+		return 0
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox doctor: %v\n", err)
-		return 2
+}
+
+func gateCmd(_ *flag.FlagSet, e env) func([]string) int {
+	return func([]string) int {
+		return gate.Check(launcher.Inside(), e.paths.AllowUnsandboxed, os.Stdin, e.stderr)
 	}
-	var findings []doctor.Finding
-	if launcher.Inside() {
-		findings = append(findings, doctor.Finding{OK: true, Name: "context", Detail: "running inside a claude-sandbox: the checks describe the sandbox, not the host"})
+}
+
+func verifyCmd(fs *flag.FlagSet, e env) func([]string) int {
+	asJSON := fs.Bool("json", false, "a JSON list of the checks instead of a table")
+	return func([]string) int {
+		return verify.Run(e.paths, *asJSON, e.environ, e.stdout, e.stderr)
 	}
-	bwrap, findErr := launcher.FindBwrap()
-	findings = append(findings, doctor.Host(bwrap, findErr, p.RealBinary)...)
-	findings = append(findings, doctor.Git(environ)...)
-	if c, err := launcher.LoadConf(p.Conf); err != nil {
-		findings = append(findings, doctor.Finding{Name: "conf", Detail: err.Error(), Fix: "edit the line named above"})
-	} else if _, err := os.Stat(p.Conf); err != nil {
-		findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: p.Conf + " is absent: the defaults apply"})
-	} else {
-		findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: fmt.Sprintf("%s parses (%d allow-write, %d allow-write-executable, %d sandbox-cache, %d pass-env, %d protect, %d share-home, %d append-path, no-forge=%v)",
-			p.Conf, len(c.AllowWrite), len(c.AllowWriteExecutable), len(c.SandboxCache), len(c.PassEnv), len(c.Protect), len(c.ShareHome), len(c.AppendPath), c.NoForge)})
+}
+
+// listFlag is a repeatable flag: every value given, in order.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+func initCmd(fs *flag.FlagSet, e env) func([]string) int {
+	var listen, private listFlag
+	fs.Var(&listen, "listen", "open a listener on the loopback `ADDR` and hand it to the launcher (repeatable)")
+	fs.Var(&private, "private", "the warden lets any name be made on the file system of `DIR` (repeatable)")
+	return func(command []string) int {
+		return launcher.Init(listen, private, command, e.stderr)
 	}
-	if _, err := launcher.Check(p, nil, environ); err != nil {
-		findings = append(findings, doctor.Finding{Name: "launch from here", Detail: err.Error()})
-	} else {
-		findings = append(findings, doctor.Finding{OK: true, Name: "launch from here", Detail: "the policy builds for this directory"})
-	}
-	if doctor.Print(stdout, findings) > 0 {
-		return 1
-	}
-	return 0
 }
 
 // confValue is the flag of one conf key: it records every value given, as
@@ -255,10 +270,8 @@ func installHelp(k sandbox.ConfKey) string {
 	return h
 }
 
-func installCmd(args, environ []string, stdout, stderr io.Writer) int {
+func installCmd(fs *flag.FlagSet, e env) func([]string) int {
 	var o installer.Options
-	fs := flag.NewFlagSet("claude-sandbox install", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&o.Root, "root", "/", "install under `DIR` instead of / (for tests)")
 	fs.StringVar(&o.ClaudeBinary, "claude-binary", "", "use the real Claude Code at `PATH`")
 	fs.StringVar(&o.ClaudeVersion, "claude-version", "", "require Claude Code `VERSION` (and download it from npm if no copy here has it)")
@@ -268,20 +281,19 @@ func installCmd(args, environ []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan and the diffs, change nothing")
 	fs.BoolVar(&o.SkipProbe, "skip-probe", false, "do not require that a sandbox starts here (image builds)")
 	o.Conf = confFlags(fs, installHelp)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
+	return func([]string) int {
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(e.stderr, "claude-sandbox install: %v\n", err)
+			return 1
+		}
+		o.Self = self
+		if err := installer.Install(o, e.environ, e.stdout); err != nil {
+			fmt.Fprintf(e.stderr, "claude-sandbox install: %v\n", err)
+			return 1
+		}
+		return 0
 	}
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox install: %v\n", err)
-		return 1
-	}
-	o.Self = self
-	if err := installer.Install(o, environ, stdout); err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox install: %v\n", err)
-		return 1
-	}
-	return 0
 }
 
 // promoteHelp is the help of the promote flag that sets the feature option
@@ -321,37 +333,30 @@ func featureOptions(given map[string][]string) map[string]any {
 
 // promoteCmd runs promote, or with --check reports drift: exit 0 when the
 // target is current, 1 when it differs, 2 when it cannot be checked.
-func promoteCmd(args []string, stdout, stderr io.Writer) int {
+func promoteCmd(fs *flag.FlagSet, e env) func([]string) int {
 	var o promote.Options
 	var check bool
-	fs := flag.NewFlagSet("claude-sandbox promote", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.BoolVar(&check, "check", false, "list how the target differs from this version, change nothing (exit 1 if it does)")
 	fs.BoolVar(&o.PrintOnly, "print-only", false, "print the feature's entry and the diffs, change nothing")
 	fs.BoolVar(&o.Force, "force", false, "overwrite curated files edited locally since the last promote")
 	fs.BoolVar(&o.NoFeature, "no-feature", false, "install from .devcontainer/postCreate.sh instead of the feature, for dev containers that cannot use features")
 	given := confFlags(fs, promoteHelp)
-	target, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
+	return func(operands []string) int {
+		target := operands[0]
+		o.FeatureOptions = featureOptions(given)
+		if err := promote.CheckOptions(o.FeatureOptions); err != nil {
+			fmt.Fprintf(e.stderr, "claude-sandbox promote: %v\n", err)
+			return 2
+		}
+		if check {
+			return promoteCheck(target, o, e.stdout, e.stderr)
+		}
+		if err := promote.Promote(target, o, e.stdout); err != nil {
+			fmt.Fprintf(e.stderr, "claude-sandbox promote: %v\n", err)
+			return 1
+		}
 		return 0
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox promote: %v\n", err)
-		return 2
-	}
-	o.FeatureOptions = featureOptions(given)
-	if err := promote.CheckOptions(o.FeatureOptions); err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox promote: %v\n", err)
-		return 2
-	}
-	if check {
-		return promoteCheck(target, o, stdout, stderr)
-	}
-	if err := promote.Promote(target, o, stdout); err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox promote: %v\n", err)
-		return 1
-	}
-	return 0
 }
 
 func promoteCheck(target string, o promote.Options, stdout, stderr io.Writer) int {
@@ -370,131 +375,77 @@ func promoteCheck(target string, o promote.Options, stdout, stderr io.Writer) in
 	return 0
 }
 
-// parseInterspersed parses flags before and after the one positional
-// argument, so `promote TARGET --check` works as `promote --check TARGET`.
-func parseInterspersed(fs *flag.FlagSet, args []string) (string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return "", err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(positional) != 1 {
-		return "", fmt.Errorf("want one TARGET directory, got %d arguments", len(positional))
-	}
-	return positional[0], nil
-}
-
-func uninstallCmd(args, environ []string, stdout, stderr io.Writer) int {
+func uninstallCmd(fs *flag.FlagSet, e env) func([]string) int {
 	var o installer.Options
-	fs := flag.NewFlagSet("claude-sandbox uninstall", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&o.Root, "root", "/", "uninstall under `DIR` instead of / (for tests)")
 	fs.StringVar(&o.User, "user", "", "the remote `USER` whose ~/.local/bin/claude link is removed")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan, change nothing")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
+	return func([]string) int {
+		if err := installer.Uninstall(o, e.environ, e.stdout); err != nil {
+			fmt.Fprintf(e.stderr, "claude-sandbox uninstall: %v\n", err)
+			return 1
+		}
+		return 0
 	}
-	if err := installer.Uninstall(o, environ, stdout); err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox uninstall: %v\n", err)
-		return 1
-	}
-	return 0
 }
 
-func containerStartCmd(args []string, stdout, stderr io.Writer) int {
+func containerStartCmd(fs *flag.FlagSet, e env) func([]string) int {
 	var o installer.Options
-	fs := flag.NewFlagSet("claude-sandbox container-start", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&o.Root, "root", "/", "act under `DIR` instead of / (for tests)")
 	fs.BoolVar(&o.SkipProbe, "skip-probe", false, "do not check that a sandbox starts here")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
+	return func([]string) int {
+		if err := installer.ContainerStart(o, e.stdout); err != nil {
+			fmt.Fprintf(e.stderr, "claude-sandbox container-start: %v\n", err)
+			return 1
+		}
+		return 0
 	}
-	if err := installer.ContainerStart(o, stdout); err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox container-start: %v\n", err)
-		return 1
-	}
-	return 0
 }
 
 // statuslineCmd prints the status line. A conf it cannot read only costs the
 // network mode its name; the line must still render.
-func statuslineCmd(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "claude-sandbox statusline: unexpected argument %q (it reads Claude Code's status input on stdin)\n", args[0])
-		return 2
-	}
-	network := "unknown (the conf does not parse)"
-	if c, err := launcher.LoadConf(p.Conf); err == nil {
-		network = c.NetworkMode()
-	}
-	home := ""
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
+func statuslineCmd(_ *flag.FlagSet, e env) func([]string) int {
+	return func([]string) int {
+		network := "unknown (the conf does not parse)"
+		if c, err := launcher.LoadConf(e.paths.Conf); err == nil {
+			network = c.NetworkMode()
 		}
+		statusline.Render(launcher.Inside(), network, envlist.Map(e.environ)["HOME"], os.Stdin, e.stdout)
+		return 0
 	}
-	statusline.Render(launcher.Inside(), network, home, os.Stdin, stdout)
-	return 0
 }
 
 // denialsCmd prints the allowlist proxy's recent refusals for this user.
-func denialsCmd(p launcher.Paths, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("claude-sandbox denials", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	n := fs.Int("n", 20, "how many of the latest refusals to show")
+func denialsCmd(fs *flag.FlagSet, e env) func([]string) int {
+	n := fs.Int("n", 20, "show the latest `N` refusals")
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
-	}
-	if *n < 1 {
-		fmt.Fprintln(stderr, "claude-sandbox denials: -n must be at least 1")
-		return 2
-	}
-	home, err := launcher.UserHome(p)
-	if err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox denials: %v\n", err)
-		return 1
-	}
-	ds, err := egress.Recent(filepath.Join(home, launcher.DenialsLog), *n)
-	if err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox denials: %v\n", err)
-		return 1
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		for _, d := range ds {
-			_ = enc.Encode(d)
+	return func([]string) int {
+		if *n < 1 {
+			fmt.Fprintln(e.stderr, "claude-sandbox denials: -n must be at least 1")
+			return 2
 		}
+		home, err := launcher.UserHome(e.paths)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "claude-sandbox denials: %v\n", err)
+			return 1
+		}
+		ds, err := egress.Recent(filepath.Join(home, layout.DenialsLog), *n)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "claude-sandbox denials: %v\n", err)
+			return 1
+		}
+		if *asJSON {
+			enc := json.NewEncoder(e.stdout)
+			for _, d := range ds {
+				_ = enc.Encode(d)
+			}
+			return 0
+		}
+		if len(ds) == 0 {
+			fmt.Fprintln(e.stdout, "no refusals recorded")
+			return 0
+		}
+		egress.WriteDenials(e.stdout, ds)
 		return 0
 	}
-	if len(ds) == 0 {
-		fmt.Fprintln(stdout, "no refusals recorded")
-		return 0
-	}
-	egress.WriteDenials(stdout, ds)
-	return 0
-}
-
-// parseFlags parses a subcommand's flags, which take no other argument. It
-// returns false with the exit status when the command must stop: 0 for
-// --help, 2 for a usage error (printed).
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, false
-		}
-		return 2, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		return 2, false
-	}
-	return 0, true
 }

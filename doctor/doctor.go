@@ -3,7 +3,6 @@
 package doctor
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/envproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 )
 
@@ -134,11 +137,13 @@ func Diagnose() string {
 // Docker does over /proc/kcore, /proc/keys and others, from a mountinfo
 // table. binfmt_misc, which hosts mount on an empty directory of /proc, does
 // not hide anything and does not count.
-func ProcMasked(mountinfo io.Reader) bool {
-	sc := bufio.NewScanner(mountinfo)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) > 4 && strings.HasPrefix(f[4], "/proc/") && f[4] != "/proc/sys/fs/binfmt_misc" {
+func ProcMasked(table io.Reader) bool {
+	mounts, err := mountinfo.Parse(table)
+	if err != nil {
+		return false
+	}
+	for _, m := range mounts {
+		if strings.HasPrefix(m.Point, "/proc/") && m.Point != "/proc/sys/fs/binfmt_misc" {
 			return true
 		}
 	}
@@ -194,12 +199,8 @@ func read(path string) string {
 }
 
 func status(field string) string {
-	for _, line := range strings.Split(read("/proc/self/status"), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+	st, _ := procstatus.Read("self")
+	return st[field]
 }
 
 // MinGit is the oldest git that honours safe.bareRepository.
@@ -254,4 +255,26 @@ func Git(environ []string) []Finding {
 		out = append(out, Finding{OK: true, Name: "safe.bareRepository", Detail: "explicit (" + strings.TrimPrefix(origin, "file:") + "): git outside uses no bare repository it finds by itself"})
 	}
 	return out
+}
+
+// Allowlist reports what the allowlist proxy lets through under the conf.
+func Allowlist(c *sandbox.Conf) Finding {
+	return Finding{OK: true, Name: "allowlist", Detail: c.AllowlistSummary()}
+}
+
+// UpstreamProxy reports the launching environment's proxy (HTTPS_PROXY,
+// HTTP_PROXY, NO_PROXY), which the launcher's allowlist and credential
+// proxies go through; used says whether either runs under the conf. The
+// credentials in the variables are never shown.
+func UpstreamProxy(environ []string, used bool) Finding {
+	s, err := envproxy.FromEnviron(environ)
+	switch {
+	case err != nil && used:
+		return Finding{Name: "upstream proxy", Detail: err.Error(), Fix: "set the variable to http://[USER:PASSWORD@]HOST:PORT, or unset it"}
+	case err != nil:
+		return Finding{OK: true, Name: "upstream proxy", Detail: "not used (network = open, credentials = inside): " + err.Error()}
+	case !used:
+		return Finding{OK: true, Name: "upstream proxy", Detail: "not used (network = open, credentials = inside): the sandbox uses the container's network and its proxy variables as they are"}
+	}
+	return Finding{OK: true, Name: "upstream proxy", Detail: s.Describe()}
 }

@@ -13,135 +13,14 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strconv"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
-// Policy is what the proxy lets through.
-type Policy struct {
-	Domains []Domain       // allowed names
-	IPs     []netip.Prefix // allow-ip: addresses allowed although not public, and IP-literal destinations
-}
-
-// Domain is one allow-domain line.
-type Domain struct {
-	Host string // lower-case DNS name, or "*.example.com" for any subdomain of example.com (not example.com itself)
-	Port int    // 0 means ports 80 and 443
-}
-
-// ParseDomain parses HOST[:PORT]. The host is a DNS name, or a name under a
-// leading "*."; IP addresses belong in allow-ip.
-func ParseDomain(s string) (Domain, error) {
-	if _, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil || strings.HasPrefix(s, "[") {
-		return Domain{}, errors.New("is an IP address; use allow-ip")
-	}
-	host, port := s, 0
-	if i := strings.LastIndexByte(s, ':'); i >= 0 {
-		host = s[:i]
-		p, err := parsePort(s[i+1:])
-		if err != nil {
-			return Domain{}, err
-		}
-		port = p
-	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	name, wild := strings.CutPrefix(host, "*.")
-	if wild && !strings.Contains(name, ".") {
-		// "*.com" would open a whole top-level domain.
-		return Domain{}, errors.New("a wildcard needs a domain of two labels or more (*.example.com)")
-	}
-	if err := checkName(name); err != nil {
-		return Domain{}, err
-	}
-	return Domain{Host: host, Port: port}, nil
-}
-
-func parsePort(s string) (int, error) {
-	p, err := strconv.Atoi(s)
-	if err != nil || s[0] < '0' || s[0] > '9' || p < 1 || p > 65535 {
-		return 0, errors.New("port must be a number from 1 to 65535")
-	}
-	return p, nil
-}
-
-// checkName accepts a DNS name: dot-separated labels of letters, digits,
-// hyphens and underscores, not starting or ending with a hyphen.
-func checkName(name string) error {
-	if name == "" || len(name) > 253 {
-		return errors.New("is not a DNS name")
-	}
-	labels := strings.Split(name, ".")
-	for _, l := range labels {
-		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-			return errors.New("is not a DNS name")
-		}
-		for _, c := range l {
-			if c == '*' {
-				return errors.New("a wildcard may only be a leading \"*.\"")
-			}
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-				return errors.New("is not a DNS name")
-			}
-		}
-	}
-	// Resolvers read names like 127.1 or 2130706433 as addresses.
-	if _, err := strconv.ParseUint(labels[len(labels)-1], 0, 64); err == nil {
-		return errors.New("looks like an IP address; use allow-ip")
-	}
-	return nil
-}
-
-// ParseIP parses an IPv4 or IPv6 address or a canonical CIDR prefix.
-func ParseIP(s string) (netip.Prefix, error) {
-	if !strings.Contains(s, "/") {
-		a, err := netip.ParseAddr(s)
-		if err != nil || a.Zone() != "" {
-			return netip.Prefix{}, errors.New("is not an IP address or CIDR prefix")
-		}
-		if a.Is4In6() {
-			return netip.Prefix{}, fmt.Errorf("write the IPv4 form, %s", a.Unmap())
-		}
-		return netip.PrefixFrom(a, a.BitLen()), nil
-	}
-	p, err := netip.ParsePrefix(s)
-	if err != nil {
-		return netip.Prefix{}, errors.New("is not an IP address or CIDR prefix")
-	}
-	if p.Addr().Is4In6() {
-		return netip.Prefix{}, errors.New("write IPv4 prefixes in IPv4 form")
-	}
-	if p != p.Masked() {
-		return netip.Prefix{}, fmt.Errorf("has host bits set; write %s", p.Masked())
-	}
-	return p, nil
-}
-
-// allowsName reports whether a lower-case name without trailing dot may be
-// reached on port.
-func (p *Policy) allowsName(host string, port int) bool {
-	for _, d := range p.Domains {
-		if d.Port == 0 && port != 80 && port != 443 || d.Port != 0 && port != d.Port {
-			continue
-		}
-		if suffix, wild := strings.CutPrefix(d.Host, "*"); wild {
-			if strings.HasSuffix(host, suffix) && len(host) > len(suffix) {
-				return true
-			}
-		} else if host == d.Host {
-			return true
-		}
-	}
-	return false
-}
-
-func (p *Policy) allowsIP(a netip.Addr) bool {
-	for _, pfx := range p.IPs {
-		if pfx.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
+// Policy is what the proxy lets through: the allowlist the conf's
+// allow-domain and allow-ip lines parse to.
+type Policy = hostaddr.Allowlist
 
 // nonPublic are the ranges a name may not lead to unless allow-ip says so,
 // most specific first: the proxy runs in the container, so they would reach
@@ -201,17 +80,13 @@ func Classify(a netip.Addr) string {
 // Check decides whether host:port may be reached and returns the addresses
 // to dial, in order. The error text is the reason for a refusal.
 func (p *Proxy) Check(ctx context.Context, host string, port int) ([]netip.Addr, error) {
+	if err := p.Policy.Allows(host, port); err != nil {
+		return nil, err
+	}
 	if a, err := netip.ParseAddr(host); err == nil {
-		a = a.Unmap()
-		if !p.Policy.allowsIP(a) {
-			return nil, errors.New("IP address not in allow-ip")
-		}
-		return []netip.Addr{a}, nil
+		return []netip.Addr{a.Unmap()}, nil
 	}
 	name := strings.TrimSuffix(strings.ToLower(host), ".")
-	if !p.Policy.allowsName(name, port) {
-		return nil, errors.New("not in the allowlist")
-	}
 	resolve := p.Resolve
 	if resolve == nil {
 		resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -220,13 +95,13 @@ func (p *Proxy) Check(ctx context.Context, host string, port int) ([]netip.Addr,
 	}
 	addrs, err := resolve(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("cannot resolve: %v", err)
+		return nil, fmt.Errorf("cannot resolve: %w", err)
 	}
 	var ok []netip.Addr
 	var refused string
 	for _, a := range addrs {
 		a = a.Unmap()
-		if class := Classify(a); class != "" && !p.Policy.allowsIP(a) {
+		if class := Classify(a); class != "" && !p.Policy.AllowsIP(a) {
 			if refused == "" {
 				refused = fmt.Sprintf("resolves to %s address %s", class, a)
 			}

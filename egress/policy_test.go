@@ -5,133 +5,10 @@ import (
 	"errors"
 	"net/netip"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
-
-func TestParseDomain(t *testing.T) {
-	good := []struct {
-		in   string
-		want Domain
-	}{
-		{"example.com", Domain{"example.com", 0}},
-		{"Example.COM.", Domain{"example.com", 0}},
-		{"api.example.com:8443", Domain{"api.example.com", 8443}},
-		{"*.example.com", Domain{"*.example.com", 0}},
-		{"*.Example.com:443", Domain{"*.example.com", 443}},
-		{"localhost", Domain{"localhost", 0}},
-		{"_acme.x-1.example.com:1", Domain{"_acme.x-1.example.com", 1}},
-		{"example.com:65535", Domain{"example.com", 65535}},
-	}
-	for _, tt := range good {
-		got, err := ParseDomain(tt.in)
-		if err != nil || got != tt.want {
-			t.Errorf("ParseDomain(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
-		}
-	}
-	bad := []struct{ in, why string }{
-		{"", "not a DNS name"},
-		{"1.2.3.4", "IP address"},
-		{"1.2.3.4:443", "IP address"},
-		{"::1", "IP address"},
-		{"[::1]:443", "IP address"},
-		{"127.1", "IP address"},
-		{"0x7f000001", "IP address"},
-		{"example.com:0", "port"},
-		{"example.com:65536", "port"},
-		{"example.com:", "port"},
-		{"example.com:https", "port"},
-		{"example.com:+443", "port"},
-		{"*.com", "wildcard"},
-		{"*", "wildcard"},
-		{"*example.com", "wildcard"},
-		{"a.*.example.com", "wildcard"},
-		{"**.example.com", "wildcard"},
-		{"exa mple.com", "not a DNS name"},
-		{"-a.example.com", "not a DNS name"},
-		{"a-.example.com", "not a DNS name"},
-		{"a..example.com", "not a DNS name"},
-		{".example.com", "not a DNS name"},
-		{strings.Repeat("a", 64) + ".com", "not a DNS name"},
-		{strings.Repeat("a.", 127) + "com", "not a DNS name"},
-		{"http://example.com", "port"},
-		{"example.com/path", "not a DNS name"},
-	}
-	for _, tt := range bad {
-		_, err := ParseDomain(tt.in)
-		if err == nil || !strings.Contains(err.Error(), tt.why) {
-			t.Errorf("ParseDomain(%q) error = %v, want one mentioning %q", tt.in, err, tt.why)
-		}
-	}
-}
-
-func TestParseIP(t *testing.T) {
-	good := map[string]string{
-		"10.1.2.3":      "10.1.2.3/32",
-		"10.0.0.0/8":    "10.0.0.0/8",
-		"0.0.0.0/0":     "0.0.0.0/0",
-		"::1":           "::1/128",
-		"fd00:ec2::/32": "fd00:ec2::/32",
-	}
-	for in, want := range good {
-		got, err := ParseIP(in)
-		if err != nil || got.String() != want {
-			t.Errorf("ParseIP(%q) = %v, %v; want %s", in, got, err, want)
-		}
-	}
-	bad := []struct{ in, why string }{
-		{"10.0.0.1/8", "write 10.0.0.0/8"},
-		{"fd00::1/8", "write fd00::/8"},
-		{"10.0.0.0/33", "not an IP address"},
-		{"example.com", "not an IP address"},
-		{"", "not an IP address"},
-		{"10.0.0.1:80", "not an IP address"},
-		{"fe80::1%eth0", "not an IP address"},
-		{"::ffff:10.0.0.1", "write the IPv4 form, 10.0.0.1"},
-		{"::ffff:10.0.0.0/104", "IPv4 form"},
-	}
-	for _, tt := range bad {
-		_, err := ParseIP(tt.in)
-		if err == nil || !strings.Contains(err.Error(), tt.why) {
-			t.Errorf("ParseIP(%q) error = %v, want one mentioning %q", tt.in, err, tt.why)
-		}
-	}
-}
-
-func TestAllowsName(t *testing.T) {
-	p := Policy{Domains: []Domain{
-		{"example.com", 0},
-		{"*.wild.test", 0},
-		{"git.example.org", 22},
-		{"*.ports.test", 8443},
-	}}
-	tests := []struct {
-		host string
-		port int
-		want bool
-	}{
-		{"example.com", 443, true},
-		{"example.com", 80, true},
-		{"example.com", 8080, false},
-		{"www.example.com", 443, false}, // an apex does not cover its subdomains
-		{"notexample.com", 443, false},
-		{"a.wild.test", 443, true},
-		{"a.b.wild.test", 80, true},
-		{"wild.test", 443, false}, // a wildcard does not cover its apex
-		{"xwild.test", 443, false},
-		{".wild.test", 443, false},
-		{"a.wild.test", 22, false},
-		{"git.example.org", 22, true},
-		{"git.example.org", 443, false}, // an explicit port replaces 80 and 443
-		{"a.ports.test", 8443, true},
-		{"a.ports.test", 443, false},
-	}
-	for _, tt := range tests {
-		if got := p.allowsName(tt.host, tt.port); got != tt.want {
-			t.Errorf("allowsName(%q, %d) = %v, want %v", tt.host, tt.port, got, tt.want)
-		}
-	}
-}
 
 func TestClassify(t *testing.T) {
 	tests := map[string]string{
@@ -217,9 +94,9 @@ func TestCheck(t *testing.T) {
 		"inside.test":   {"10.0.0.5", "127.0.0.1"},
 	})
 	names := []string{"public.test", "loop.test", "private.test", "metadata.test", "ec2v6.test", "mapped.test", "mixed.test", "inside.test", "empty.test", "gone.test"}
-	var domains []Domain
+	var domains []hostaddr.Domain
 	for _, n := range names {
-		domains = append(domains, Domain{Host: n})
+		domains = append(domains, hostaddr.Domain{Host: n})
 	}
 	strict := &Proxy{Policy: Policy{Domains: domains}, Resolve: dns}
 	lenient := &Proxy{Policy: Policy{Domains: domains, IPs: []netip.Prefix{

@@ -14,6 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/envproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
 // Proxy serves the allowlist to one sandbox.
@@ -22,6 +25,10 @@ type Proxy struct {
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)      // nil: net.DefaultResolver
 	Dial    func(ctx context.Context, network, addr string) (net.Conn, error) // nil: net.Dialer with a 10 s timeout
 	Log     *Log                                                              // nil: refusals are not recorded
+	// Upstream is the launching environment's proxy. A destination it
+	// covers is reached through it, by name, once the policy allowed the
+	// name: the upstream proxy resolves it (ADR 0021).
+	Upstream *envproxy.Settings // nil: every destination is dialled directly
 }
 
 // dialTimeout bounds each connection attempt of the default dialer.
@@ -46,8 +53,27 @@ func (p *Proxy) Serve(l net.Listener) error {
 				}
 			}
 		},
+		ModifyResponse: func(resp *http.Response) error {
+			c, _ := resp.Request.Context().Value(checkedKey{}).(checked)
+			if c.via == nil {
+				return nil
+			}
+			// What the upstream proxy says about itself stays outside.
+			resp.Header.Del("Via")
+			if resp.StatusCode == http.StatusProxyAuthRequired {
+				return envproxy.Refusal(c.via, resp.StatusCode, resp.Status)
+			}
+			return nil
+		},
 		Transport: &http.Transport{
-			Proxy:              nil, // the proxy is the way out; it never chains to another
+			// Only to the launching environment's proxy, for a request
+			// whose destination it covers.
+			Proxy: func(r *http.Request) (*url.URL, error) {
+				if c, _ := r.Context().Value(checkedKey{}).(checked); c.via != nil {
+					return c.via.URL, nil
+				}
+				return nil, nil
+			},
 			DialContext:        h.dialChecked,
 			DisableCompression: true, // pass bodies as the client asked, without a decoder per response
 			MaxIdleConns:       16,   // idle upstream connections hold buffers in the launcher
@@ -56,6 +82,11 @@ func (p *Proxy) Serve(l net.Listener) error {
 		FlushInterval: -1,
 		ErrorLog:      quiet,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			// The transport wraps a failure to reach the upstream proxy
+			// in a "proxyconnect tcp" error of its own; ours says it.
+			if op := (*net.OpError)(nil); errors.As(err, &op) && op.Op == "proxyconnect" {
+				err = op.Err
+			}
 			host, port, _ := target(r.URL)
 			p.refuse(w, http.StatusBadGateway, host, port, err.Error())
 		},
@@ -74,10 +105,12 @@ type handler struct {
 }
 
 // checked carries the addresses Check allowed for a plain HTTP request to
-// the Transport's dialer, so the name is never resolved twice.
+// the Transport's dialer, so the name is never resolved twice, or the
+// upstream proxy the request goes through instead.
 type checked struct {
 	addrs []netip.Addr
 	port  int
+	via   *envproxy.Proxy
 }
 
 type checkedKey struct{}
@@ -92,13 +125,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "claude-sandbox: this is the sandbox's egress proxy; it serves CONNECT host:port and absolute http:// URLs only", http.StatusBadRequest)
 		return
 	}
-	addrs, err := h.p.Check(r.Context(), host, port)
+	c := checked{port: port, via: h.p.Upstream.ForHTTP(host, port)}
+	var err error
+	if c.via != nil {
+		err = h.p.Policy.Allows(host, port)
+	} else {
+		c.addrs, err = h.p.Check(r.Context(), host, port)
+	}
 	if err != nil {
 		h.p.refuse(w, http.StatusForbidden, host, port, err.Error())
 		return
 	}
-	ctx := context.WithValue(r.Context(), checkedKey{}, checked{addrs, port})
-	h.forward.ServeHTTP(w, r.WithContext(ctx))
+	h.forward.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, c)))
 }
 
 // target is the destination of an absolute http:// URL.
@@ -108,7 +146,7 @@ func target(u *url.URL) (host string, port int, ok bool) {
 	}
 	port = 80
 	if s := u.Port(); s != "" {
-		p, err := parsePort(s)
+		p, err := hostaddr.ParsePort(s)
 		if err != nil {
 			return "", 0, false
 		}
@@ -122,24 +160,26 @@ func (h *handler) dialChecked(ctx context.Context, _, _ string) (net.Conn, error
 	if !ok {
 		return nil, errors.New("no checked address for this request")
 	}
+	if c.via != nil {
+		conn, err := h.p.dialer()(ctx, "tcp", c.via.Addr)
+		if err != nil {
+			return nil, envproxy.DialError(c.via, err)
+		}
+		return conn, nil
+	}
 	return h.p.dial(ctx, c.addrs, c.port)
 }
 
 func (h *handler) connect(w http.ResponseWriter, r *http.Request) {
 	host, portText, err := net.SplitHostPort(r.Host)
-	port, perr := parsePort(portText)
+	port, perr := hostaddr.ParsePort(portText)
 	if err != nil || perr != nil || host == "" {
 		http.Error(w, "claude-sandbox: CONNECT needs host:port", http.StatusBadRequest)
 		return
 	}
-	addrs, err := h.p.Check(r.Context(), host, port)
+	upstream, status, err := h.p.open(r.Context(), host, port)
 	if err != nil {
-		h.p.refuse(w, http.StatusForbidden, host, port, err.Error())
-		return
-	}
-	upstream, err := h.p.dial(r.Context(), addrs, port)
-	if err != nil {
-		h.p.refuse(w, http.StatusBadGateway, host, port, err.Error())
+		h.p.refuse(w, status, host, port, err.Error())
 		return
 	}
 	defer upstream.Close()
@@ -179,13 +219,43 @@ func closeWrite(c net.Conn) {
 	c.Close()
 }
 
+// open decides a tunnel to host:port and connects it: through the upstream
+// proxy when it covers the destination, else to the addresses Check
+// allowed. The status is 403 for the policy's refusal, 502 for a failure
+// to connect.
+func (p *Proxy) open(ctx context.Context, host string, port int) (net.Conn, int, error) {
+	if via := p.Upstream.ForTunnel(host, port); via != nil {
+		if err := p.Policy.Allows(host, port); err != nil {
+			return nil, http.StatusForbidden, err
+		}
+		c, err := envproxy.Tunnel(ctx, p.dialer(), via, net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return nil, http.StatusBadGateway, err
+		}
+		return c, 0, nil
+	}
+	addrs, err := p.Check(ctx, host, port)
+	if err != nil {
+		return nil, http.StatusForbidden, err
+	}
+	c, err := p.dial(ctx, addrs, port)
+	if err != nil {
+		return nil, http.StatusBadGateway, err
+	}
+	return c, 0, nil
+}
+
+func (p *Proxy) dialer() envproxy.DialFunc {
+	if p.Dial != nil {
+		return p.Dial
+	}
+	return (&net.Dialer{Timeout: dialTimeout}).DialContext
+}
+
 // dial connects to the first of addrs that answers: the addresses Check
 // allowed, never the name again, which could resolve elsewhere by now.
 func (p *Proxy) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Conn, error) {
-	dial := p.Dial
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: dialTimeout}).DialContext
-	}
+	dial := p.dialer()
 	var err error
 	for _, a := range addrs {
 		var c net.Conn

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
 // startProxy serves p on a loopback port until the test ends, and checks
@@ -48,7 +50,7 @@ func startProxy(t *testing.T, p *Proxy) string {
 func loopbackProxy(t *testing.T, port int, withAllowIP bool) (*Proxy, string) {
 	t.Helper()
 	p := &Proxy{
-		Policy:  Policy{Domains: []Domain{{Host: "allowed.test", Port: port}}},
+		Policy:  Policy{Domains: []hostaddr.Domain{{Host: "allowed.test", Port: port}}},
 		Resolve: fakeDNS(map[string][]string{"allowed.test": {"127.0.0.1"}}),
 		Log:     &Log{Path: filepath.Join(t.TempDir(), "cache", "denials.log"), Workspace: "/work/proj"},
 	}
@@ -365,7 +367,7 @@ func TestDialsCheckedAddressesInOrder(t *testing.T) {
 	var mu sync.Mutex
 	var dialed []string
 	p := &Proxy{
-		Policy:  Policy{Domains: []Domain{{Host: "far.test"}}},
+		Policy:  Policy{Domains: []hostaddr.Domain{{Host: "far.test"}}},
 		Resolve: fakeDNS(map[string][]string{"far.test": {"93.184.216.34", "10.9.9.9", "2606:4700::1111"}}),
 		Dial: func(_ context.Context, network, addr string) (net.Conn, error) {
 			mu.Lock()

@@ -1,16 +1,16 @@
-// Package features builds the devcontainer feature: the top-level
-// devcontainer-feature.json is the source of the metadata, and
-// features/src/claude-sandbox is the feature as the devcontainer CLI
-// packages it (the metadata copied there, install.sh, the README, and the
-// static binaries for each architecture under bin/).
+// Package features is the devcontainer feature's metadata: the top-level
+// devcontainer-feature.json is its source, and features/src/claude-sandbox
+// is the feature as the devcontainer CLI packages it (the metadata copied
+// there, install.sh, the README, and the static binaries for each
+// architecture under bin/). It reads the metadata and nothing more, so
+// promote can pin the version it was built with; package
+// features/packaging builds, packages and publishes the feature.
 package features
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 )
 
@@ -20,9 +20,6 @@ const (
 	Dir    = "features/src/claude-sandbox"      // the feature the CLI packages
 	Copy   = Dir + "/devcontainer-feature.json" // generated from Source
 )
-
-// Arches are the architectures the feature ships binaries for.
-var Arches = []string{"amd64", "arm64"}
 
 // Metadata is the part of the metadata the build reads.
 type Metadata struct {
@@ -38,58 +35,10 @@ func ReadMetadata(root string) (Metadata, error) {
 		return m, err
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return m, fmt.Errorf("%s: %v", Source, err)
+		return m, fmt.Errorf("%s: %w", Source, err)
 	}
 	if m.ID == "" || m.Version == "" {
 		return m, fmt.Errorf("%s: id and version are required", Source)
 	}
 	return m, nil
-}
-
-// Sync writes the feature's copy of the metadata from the source. The copy
-// is byte for byte the source, so a test can tell when one was edited
-// without the other.
-func Sync(root string) error {
-	data, err := os.ReadFile(filepath.Join(root, Source))
-	if err != nil {
-		return err
-	}
-	dst := filepath.Join(root, Copy)
-	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
-		return nil
-	}
-	return os.WriteFile(dst, data, 0o644)
-}
-
-// BinaryName is the shipped binary for arch, relative to Dir.
-func BinaryName(arch string) string { return "bin/claude-sandbox-linux-" + arch }
-
-// BuildBinaries builds the static claude-sandbox for every architecture
-// into the feature, stamped with the feature's version, so an image build
-// needs no network for our own code.
-func BuildBinaries(root string) error {
-	for _, arch := range Arches {
-		if err := BuildBinary(root, arch, filepath.Join(root, Dir, BinaryName(arch))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// BuildBinary builds the static claude-sandbox for arch into out, stamped
-// with the feature's version.
-func BuildBinary(root, arch, out string) error {
-	m, err := ReadMetadata(root)
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("go", "build", "-trimpath",
-		"-ldflags", "-s -w -X github.com/claude-sandbox/claude-sandbox/cli.Version="+m.Version,
-		"-o", out, "./cmd/claude-sandbox")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building %s for %s: %v\n%s", out, arch, err, b)
-	}
-	return nil
 }

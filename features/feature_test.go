@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -77,5 +78,22 @@ func TestMetadataValidates(t *testing.T) {
 		if o.Default == nil {
 			t.Errorf("option %s has no default: defaults must give the strict policy", name)
 		}
+	}
+}
+
+// The feature starts the installed launcher by the layout's path.
+func TestPostStartIsTheLayouts(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, Source))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		PostStart string `json:"postStartCommand"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.PostStart != layout.ContainerStartCommand {
+		t.Errorf("%s: postStartCommand is %q, the layout's is %q", Source, m.PostStart, layout.ContainerStartCommand)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,4 +113,11 @@ func TestOptionsMatchConfKeys(t *testing.T) {
 			t.Errorf("install.sh reads ${%s}, which is no option of the feature", read[1])
 		}
 	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

@@ -57,7 +57,7 @@ func adminOverride(path string) error {
 		return err
 	}
 	if err := rootOnly(dir); err != nil {
-		return fmt.Errorf("its directory: %v", err)
+		return fmt.Errorf("its directory: %w", err)
 	}
 	return nil
 }

@@ -8,16 +8,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/templates"
 )
 
-// VerifyCommand is the /verify-sandbox slash command. Claude Code reads
-// commands from the managed settings directory for every user, and a
-// session cannot change them there (the sandbox binds /etc read-only).
-const VerifyCommand = "/etc/claude-code/.claude/commands/verify-sandbox.md"
-
 func verifyCommand() ([]byte, error) {
-	return templates.VerifyCommand(LauncherBinary)
+	return templates.VerifyCommand(layout.LauncherBinary)
 }
 
 // planManagedCommand installs /verify-sandbox. A file of that name that
@@ -27,18 +23,18 @@ func (in *run) planManagedCommand() error {
 	if err != nil {
 		return err
 	}
-	p := in.path(VerifyCommand)
+	p := in.path(layout.VerifySlashCommand)
 	old, err := os.ReadFile(p)
 	switch {
 	case err == nil && bytes.Equal(old, want):
 		return nil
-	case err == nil && !bytes.Contains(old, []byte(LauncherBinary+" verify")):
-		fmt.Fprintf(in.out, "claude-sandbox: left %s as it is (it is not the product's /verify-sandbox)\n", VerifyCommand)
+	case err == nil && !bytes.Contains(old, []byte(layout.VerifyCommand)):
+		fmt.Fprintf(in.out, "claude-sandbox: left %s as it is (it is not the product's /verify-sandbox)\n", layout.VerifySlashCommand)
 		return nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	in.add("wrote "+VerifyCommand+" (the /verify-sandbox command)", lineDiff(VerifyCommand, old, want), func() error {
+	in.add("wrote "+layout.VerifySlashCommand+" (the /verify-sandbox command)", lineDiff(layout.VerifySlashCommand, old, want), func() error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
@@ -50,7 +46,7 @@ func (in *run) planManagedCommand() error {
 // planCommandRemoval removes /verify-sandbox if it is ours, and the
 // directories it needed if they are then empty.
 func (in *run) planCommandRemoval() error {
-	p := in.path(VerifyCommand)
+	p := in.path(layout.VerifySlashCommand)
 	old, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -58,14 +54,14 @@ func (in *run) planCommandRemoval() error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Contains(old, []byte(LauncherBinary+" verify")) {
+	if !bytes.Contains(old, []byte(layout.VerifyCommand)) {
 		return nil
 	}
-	in.add("removed "+VerifyCommand, "", func() error {
+	in.add("removed "+layout.VerifySlashCommand, "", func() error {
 		if err := os.Remove(p); err != nil {
 			return err
 		}
-		for dir := filepath.Dir(p); dir != in.path(filepath.Dir(ManagedPath)); dir = filepath.Dir(dir) {
+		for dir := filepath.Dir(p); dir != in.path(filepath.Dir(layout.ManagedSettings)); dir = filepath.Dir(dir) {
 			if os.Remove(dir) != nil {
 				break // not empty: someone else's commands live there
 			}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/templates"
 )
@@ -20,7 +21,7 @@ import (
 // changed in place, and nothing the admin wrote is dropped. The result must
 // parse, or nothing is written.
 func (in *run) planConf() error {
-	p := in.path(sandbox.ConfPath)
+	p := in.path(layout.Conf)
 	rendered, err := in.opts.Conf.render()
 	if err != nil {
 		return err
@@ -32,22 +33,22 @@ func (in *run) planConf() error {
 		return err
 	}
 	if old != nil {
-		if _, err := sandbox.ParseConf(sandbox.ConfPath, bytes.NewReader(old)); err != nil {
-			return fmt.Errorf("the existing conf is not valid, so it was left alone: %v", err)
+		if _, err := sandbox.ParseConf(layout.Conf, bytes.NewReader(old)); err != nil {
+			return fmt.Errorf("the existing conf is not valid, so it was left alone: %w", err)
 		}
 	}
 	next := mergeConf(old, rendered)
-	if _, err := sandbox.ParseConf(sandbox.ConfPath, bytes.NewReader(next)); err != nil {
-		return fmt.Errorf("the options make an invalid conf: %v", err)
+	if _, err := sandbox.ParseConf(layout.Conf, bytes.NewReader(next)); err != nil {
+		return fmt.Errorf("the options make an invalid conf: %w", err)
 	}
 	if bytes.Equal(old, next) {
 		return nil
 	}
-	what := "wrote " + sandbox.ConfPath
+	what := "wrote " + layout.Conf
 	if old != nil {
-		what = "updated " + sandbox.ConfPath
+		what = "updated " + layout.Conf
 	}
-	in.add(what, lineDiff(sandbox.ConfPath, old, next), func() error { return writeAtomic(p, next, 0o644) })
+	in.add(what, lineDiff(layout.Conf, old, next), func() error { return writeAtomic(p, next, 0o644) })
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/claude-sandbox/claude-sandbox/doctor"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 )
 
@@ -24,7 +25,7 @@ func ContainerStart(o Options, out io.Writer) error {
 	if in.opts.User == "" {
 		e := in.passwdEntry(2, strconv.Itoa(os.Getuid()))
 		if e == nil {
-			return fmt.Errorf("uid %d is not in %s", os.Getuid(), in.path("/etc/passwd"))
+			return fmt.Errorf("uid %d is not in %s", os.Getuid(), in.path(layout.Passwd))
 		}
 		in.opts.User = e[0]
 	}
@@ -39,7 +40,7 @@ func ContainerStart(o Options, out io.Writer) error {
 	if o.SkipProbe {
 		return nil
 	}
-	bwrap, err := launcher.FindBwrap()
+	bwrap, err := launcher.FindBwrap(layout.Installed())
 	f := doctor.Finding{Name: "bubblewrap", Detail: fmt.Sprint(err)}
 	if err == nil {
 		f = doctor.Probe(bwrap)

@@ -3,21 +3,22 @@ package installer
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
 )
 
-// Every file the installer writes goes to a temporary file in the same
-// directory and is renamed into place, so a run killed at any point leaves
-// the old file or the new one, never half of one.
+// Every file the installer writes is replaced atomically (package
+// atomicfile), so a run killed at any point leaves the old file or the new
+// one, never half of one. The directory is made first where missing.
 
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	return replace(path, func(tmp *os.File) error {
-		_, err := tmp.Write(data)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
-	}, mode)
+	}
+	return atomicfile.Write(path, data, mode)
 }
 
 func copyAtomic(dst, src string, mode os.FileMode) error {
@@ -30,49 +31,15 @@ func copyAtomic(dst, src string, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if err := replace(dst, func(tmp *os.File) error {
-		_, err := io.Copy(tmp, in)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
-	}, mode); err != nil {
+	}
+	if err := atomicfile.Copy(dst, in, mode); err != nil {
 		return err
 	}
 	// The copy keeps the source's time, so a later run can tell it is
 	// unchanged without reading hundreds of megabytes.
 	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
-}
-
-func replace(path string, fill func(*os.File) error, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := fill(tmp); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	ok = true
-	return nil
 }
 
 // symlinkAtomic points path at target, replacing whatever was there.

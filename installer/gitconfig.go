@@ -11,11 +11,8 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/gitconfig"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
-
-// SystemGitConfig is where git reads its system configuration when it was
-// built by a distribution (Debian, Ubuntu, Alpine, Fedora).
-const SystemGitConfig = "/etc/gitconfig"
 
 // gitBlock is what install adds to the system git configuration, and what
 // uninstall removes, byte for byte. With it, git (2.38+) uses a bare
@@ -32,14 +29,14 @@ const gitBlock = `# claude-sandbox: git uses a bare repository only when it is n
 // systemGitConfig is the system configuration file of the git installed
 // here: git names it itself (its editor is asked to edit the file, and
 // echo prints the name). Under a test root, and when git is missing or
-// does not say, it is SystemGitConfig.
+// does not say, it is layout.SystemGitConfig.
 func (in *run) systemGitConfig() string {
 	if in.opts.Root != "/" {
-		return SystemGitConfig
+		return layout.SystemGitConfig
 	}
 	git, err := exec.LookPath("git")
 	if err != nil {
-		return SystemGitConfig
+		return layout.SystemGitConfig
 	}
 	cmd := exec.Command(git, "config", "--system", "--edit")
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "GIT_EDITOR=echo"}
@@ -47,7 +44,7 @@ func (in *run) systemGitConfig() string {
 	out, err := cmd.Output()
 	p := strings.TrimSpace(string(out))
 	if err != nil || !filepath.IsAbs(p) || strings.Contains(p, "\n") {
-		return SystemGitConfig
+		return layout.SystemGitConfig
 	}
 	return filepath.Clean(p)
 }
@@ -65,7 +62,7 @@ func (in *run) planGitConfig() error {
 	if old != nil {
 		entries, err := gitconfig.Parse(name, old)
 		if err != nil {
-			return fmt.Errorf("the existing git configuration is not valid, so it was left alone: %v", err)
+			return fmt.Errorf("the existing git configuration is not valid, so it was left alone: %w", err)
 		}
 		if bareRepository(entries) == "explicit" {
 			return nil

@@ -18,19 +18,10 @@ import (
 	"syscall"
 
 	"github.com/claude-sandbox/claude-sandbox/doctor"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
-)
-
-// Installed paths (on the target system; under Options.Root for a test).
-const (
-	RealBinary     = sandbox.RealBinary
-	LauncherBinary = "/usr/libexec/claude-sandbox/claude-sandbox"
-	LauncherLink   = "/usr/local/bin/claude"
-	ToolLink       = "/usr/local/bin/claude-sandbox"
-	ManagedPath    = "/etc/claude-code/managed-settings.json"
-	lockPath       = "/run/lock/claude-sandbox-install.lock" // on tmpfs: gone at reboot, never left behind
 )
 
 // Options are the installer's inputs; the CLI's flags map onto them.
@@ -139,7 +130,7 @@ func (in *run) apply() error {
 			continue
 		}
 		if err := c.apply(); err != nil {
-			return fmt.Errorf("%s: %v", c.what, err)
+			return fmt.Errorf("%s: %w", c.what, err)
 		}
 		fmt.Fprintf(in.out, "claude-sandbox: %s\n", c.what)
 	}
@@ -155,7 +146,7 @@ func (in *run) add(what, diff string, apply func() error) {
 
 // lock serialises installs (a postCreate and a manual run at once).
 func (in *run) lock() (func(), error) {
-	p := in.path(lockPath)
+	p := in.path(layout.InstallLock)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, err
 	}
@@ -176,14 +167,14 @@ func (in *run) prerequisites() error {
 	if in.opts.Root != "/" {
 		return nil // a test root: the host's packages are not ours to change
 	}
-	bwrap, err := launcher.FindBwrap()
+	bwrap, err := launcher.FindBwrap(layout.Installed())
 	if err != nil {
 		if in.opts.DryRun {
 			fmt.Fprintln(in.out, "would install bubblewrap with the distribution's package manager")
 		} else if err := installPackages("bubblewrap"); err != nil {
 			return err
 		}
-		if bwrap, err = launcher.FindBwrap(); err != nil && !in.opts.DryRun {
+		if bwrap, err = launcher.FindBwrap(layout.Installed()); err != nil && !in.opts.DryRun {
 			return err
 		}
 	}
@@ -212,7 +203,7 @@ func installPackages(pkgs ...string) error {
 		cmd := exec.Command(c[0], c[1:]...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s failed: %v: %s", strings.Join(c, " "), err, lastLine(out))
+			return fmt.Errorf("%s failed: %w: %s", strings.Join(c, " "), err, lastLine(out))
 		}
 	}
 	return nil
@@ -227,14 +218,14 @@ func have(cmd string) bool {
 // install: the real binary and the launcher first, then the files they
 // read, then every `claude` on PATH pointed at the launcher.
 func (in *run) plan(src *source) error {
-	real := in.path(RealBinary)
+	real := in.path(layout.RealBinary)
 	if !sameFile(real, src.path) {
-		what := fmt.Sprintf("installed the real Claude Code at %s (from %s)", RealBinary, src.from)
+		what := fmt.Sprintf("installed the real Claude Code at %s (from %s)", layout.RealBinary, src.from)
 		in.add(what, "", func() error { return copyAtomic(real, src.path, 0o755) })
 	}
-	self := in.path(LauncherBinary)
+	self := in.path(layout.LauncherBinary)
 	if !sameContent(self, in.opts.Self) {
-		in.add("installed the launcher at "+LauncherBinary, "", func() error { return copyAtomic(self, in.opts.Self, 0o755) })
+		in.add("installed the launcher at "+layout.LauncherBinary, "", func() error { return copyAtomic(self, in.opts.Self, 0o755) })
 	}
 	in.planInsideSettings()
 	if err := in.planConf(); err != nil {
@@ -259,8 +250,8 @@ func (in *run) plan(src *source) error {
 		in.planLink(p)
 	}
 	in.planLegacyLinks()
-	in.planLink(LauncherLink)
-	in.planLink(ToolLink)
+	in.planLink(layout.LauncherLink)
+	in.planLink(layout.ToolLink)
 	return nil
 }
 
@@ -290,14 +281,14 @@ func (in *run) claudesOnPath() []string {
 // planLink points the target-system path p at the launcher.
 func (in *run) planLink(p string) {
 	host := in.path(p)
-	if target, err := os.Readlink(host); err == nil && target == LauncherBinary {
+	if target, err := os.Readlink(host); err == nil && target == layout.LauncherBinary {
 		return
 	}
 	what := "linked " + p + " to the launcher"
 	if _, err := os.Lstat(host); err == nil {
 		what = "replaced " + p + " with a link to the launcher"
 	}
-	in.add(what, "", func() error { return symlinkAtomic(LauncherBinary, host) })
+	in.add(what, "", func() error { return symlinkAtomic(layout.LauncherBinary, host) })
 }
 
 // homes are root's and the remote user's homes (target-system paths).
@@ -312,7 +303,7 @@ func (in *run) homes() []string {
 // passwdEntry returns the target's /etc/passwd fields for the first entry
 // where field col equals value, or nil.
 func (in *run) passwdEntry(col int, value string) []string {
-	f, err := os.Open(in.path("/etc/passwd"))
+	f, err := os.Open(in.path(layout.Passwd))
 	if err != nil {
 		return nil
 	}
@@ -337,10 +328,8 @@ func (in *run) homeOf(user string) string {
 // defaultUser is the devcontainer's remote user, else the owner of
 // /workspaces, else root.
 func (in *run) defaultUser(environ []string) string {
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "_REMOTE_USER="); ok && v != "" {
-			return v
-		}
+	if v := envlist.Get(environ, "_REMOTE_USER"); v != "" {
+		return v
 	}
 	if fi, err := os.Stat(in.path("/workspaces")); err == nil {
 		if e := in.passwdEntry(2, strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid))); e != nil {

@@ -1,6 +1,7 @@
 package installer
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // newRoot makes a target system with an unsandboxed Claude Code on PATH in
@@ -63,10 +66,10 @@ func checkNoBrokenClaude(t *testing.T, root, fake, when string) {
 			}
 			continue
 		}
-		if target != LauncherBinary {
+		if target != layout.LauncherBinary {
 			t.Errorf("%s: %s links to %s", when, p, target)
 		}
-		for _, need := range []string{LauncherBinary, RealBinary} {
+		for _, need := range []string{layout.LauncherBinary, layout.RealBinary} {
 			if _, err := os.Stat(filepath.Join(root, need)); err != nil {
 				t.Errorf("%s: %s links to the launcher but %s is missing", when, p, need)
 			}
@@ -103,7 +106,7 @@ func TestCrashAtEachStep(t *testing.T) {
 		must(t, Install(opts, nil, &out))
 		checkNoBrokenClaude(t, root, fake, "after the next run")
 		for _, p := range []string{"/usr/bin/claude", "/usr/local/bin/claude", "/home/dev/.local/bin/claude"} {
-			if target, _ := os.Readlink(filepath.Join(root, p)); target != LauncherBinary {
+			if target, _ := os.Readlink(filepath.Join(root, p)); target != layout.LauncherBinary {
 				t.Errorf("after stopping at step %d and running again, %s is not the launcher", stop, p)
 			}
 		}
@@ -142,4 +145,16 @@ func TestConcurrentInstalls(t *testing.T) {
 		t.Errorf("the launcher was installed %d times, want once", installs)
 	}
 	checkNoBrokenClaude(t, root, fake, "after concurrent installs")
+}
+
+// The installed /verify-sandbox runs the layout's verify command, which is
+// how the installer recognises the file as its own.
+func TestVerifySlashCommandRunsVerify(t *testing.T) {
+	want, err := verifyCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(want, []byte(layout.VerifyCommand)) {
+		t.Errorf("the /verify-sandbox command does not run %q:\n%s", layout.VerifyCommand, want)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // An older installer of Claude Code put it in ~/.claude/local (npm's
@@ -47,7 +49,7 @@ func (in *run) planLegacyLinks() {
 		if _, err := os.Lstat(host); err != nil {
 			continue
 		}
-		if target, err := os.Readlink(host); err == nil && target == LauncherBinary {
+		if target, err := os.Readlink(host); err == nil && target == layout.LauncherBinary {
 			continue
 		}
 		what := fmt.Sprintf("replaced %s, which an older installer's alias runs, with a link to the launcher (the original is kept as %s)", p, legacyBackup(home))
@@ -61,7 +63,7 @@ func (in *run) planLegacyLinks() {
 			if err := os.Link(host, backup); err != nil {
 				return err
 			}
-			return symlinkAtomic(LauncherBinary, host)
+			return symlinkAtomic(layout.LauncherBinary, host)
 		})
 	}
 }
@@ -72,7 +74,7 @@ func (in *run) planLegacyRestore() {
 	for _, home := range in.homes() {
 		p, backup := legacyLocal(home), legacyBackup(home)
 		host := in.path(p)
-		if target, err := os.Readlink(host); err != nil || target != LauncherBinary {
+		if target, err := os.Readlink(host); err != nil || target != layout.LauncherBinary {
 			continue
 		}
 		if _, err := os.Lstat(in.path(backup)); err == nil {

@@ -7,15 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/claude-sandbox/claude-sandbox/launcher"
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
-)
-
-// OutsideSettings is the managed drop-in for a Claude Code started outside
-// the sandbox (ADR 0017); InsideSettings covers it inside the sandbox.
-const (
-	OutsideSettings = sandbox.OutsideSettings
-	InsideSettings  = sandbox.InsideSettings
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // insideSettings set nothing. A regular file: Claude Code refuses a
@@ -47,17 +39,17 @@ var outsideSettings = []byte(`{
   "gcpAuthRefresh": "",
   "otelHeadersHelper": "",
   "proxyAuthHelper": "",
-  "statusLine": ` + launcher.StatusLine + `
+  "statusLine": ` + layout.StatusLine + `
 }
 `)
 
 // planInsideSettings writes the file the sandbox binds over the drop-in.
 func (in *run) planInsideSettings() {
-	p := in.path(InsideSettings)
+	p := in.path(layout.InsideSettings)
 	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, insideSettings) {
 		return
 	}
-	in.add("wrote "+InsideSettings+" (what a session sees in place of the lock-down for Claude Code outside)", "", func() error {
+	in.add("wrote "+layout.InsideSettings+" (what a session sees in place of the lock-down for Claude Code outside)", "", func() error {
 		return writeAtomic(p, insideSettings, 0o644)
 	})
 }
@@ -66,7 +58,7 @@ func (in *run) planInsideSettings() {
 // changed copy is put back (an admin changes what it sets with a drop-in
 // that sorts after it, whose single values win).
 func (in *run) planOutsideSettings() error {
-	p := in.path(OutsideSettings)
+	p := in.path(layout.OutsideSettings)
 	old, err := os.ReadFile(p)
 	switch {
 	case err == nil && bytes.Equal(old, outsideSettings):
@@ -74,11 +66,11 @@ func (in *run) planOutsideSettings() error {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	what := "wrote " + OutsideSettings + " (nothing a session wrote runs in a Claude Code outside the sandbox)"
+	what := "wrote " + layout.OutsideSettings + " (nothing a session wrote runs in a Claude Code outside the sandbox)"
 	if err == nil {
-		what = "replaced " + OutsideSettings + " with the product's (it had been changed)"
+		what = "replaced " + layout.OutsideSettings + " with the product's (it had been changed)"
 	}
-	in.add(what, lineDiff(OutsideSettings, old, outsideSettings), func() error {
+	in.add(what, lineDiff(layout.OutsideSettings, old, outsideSettings), func() error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
@@ -90,11 +82,11 @@ func (in *run) planOutsideSettings() error {
 // planOutsideRemoval removes the drop-in, and its directory if nothing
 // else is in it.
 func (in *run) planOutsideRemoval() {
-	p := in.path(OutsideSettings)
+	p := in.path(layout.OutsideSettings)
 	if _, err := os.Lstat(p); err != nil {
 		return
 	}
-	in.add("removed "+OutsideSettings, "", func() error {
+	in.add("removed "+layout.OutsideSettings, "", func() error {
 		if err := os.Remove(p); err != nil {
 			return err
 		}

@@ -10,18 +10,15 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/jsonc"
 	"github.com/tailscale/hujson"
 )
 
-// GateCommand is the prompt gate as the managed settings run it: by absolute
-// path, so no PATH can put something else in its place.
-const GateCommand = LauncherBinary + " gate"
-
 // gateGroup is the UserPromptSubmit entry that runs the gate. "onFailure":
 // "block" makes Claude Code refuse the prompt even when the gate cannot run
 // at all (a missing binary would otherwise be a non-blocking error).
-const gateGroup = `{"hooks": [{"type": "command", "command": "` + GateCommand + `", "onFailure": "block"}]}`
+const gateGroup = `{"hooks": [{"type": "command", "command": "` + layout.GateCommand + `", "onFailure": "block"}]}`
 
 // managedSettings is the part of the managed settings the installer reads.
 type managedSettings struct {
@@ -41,11 +38,11 @@ type hookGroup struct {
 // is merged, never replaced: other keys, other tools' hooks, comments and
 // formatting stay as they are.
 func (in *run) planManagedSettings() error {
-	p := in.path(ManagedPath)
+	p := in.path(layout.ManagedSettings)
 	old, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		next := []byte(ourSettings)
-		in.add("wrote "+ManagedPath+" (auto-updates off, prompt gate)", lineDiff(ManagedPath, nil, next), func() error { return writeAtomic(p, next, 0o644) })
+		in.add("wrote "+layout.ManagedSettings+" (auto-updates off, prompt gate)", lineDiff(layout.ManagedSettings, nil, next), func() error { return writeAtomic(p, next, 0o644) })
 		return nil
 	}
 	if err != nil {
@@ -84,14 +81,14 @@ func (in *run) planManagedSettings() error {
 		return nil
 	}
 	if err := v.Patch([]byte("[" + strings.Join(ops, ",") + "]")); err != nil {
-		return fmt.Errorf("%s: %v", ManagedPath, err)
+		return fmt.Errorf("%s: %w", layout.ManagedSettings, err)
 	}
 	if root, ok := v.Value.(*hujson.Object); ok {
 		lineUpPatched(root, "env", "DISABLE_AUTOUPDATER")
 		lineUpPatched(root, "hooks", "UserPromptSubmit")
 	}
 	next := v.Pack()
-	in.add("updated "+ManagedPath+" ("+strings.Join(what, ", ")+")", lineDiff(ManagedPath, old, next), func() error { return writeAtomic(p, next, 0o644) })
+	in.add("updated "+layout.ManagedSettings+" ("+strings.Join(what, ", ")+")", lineDiff(layout.ManagedSettings, old, next), func() error { return writeAtomic(p, next, 0o644) })
 	return nil
 }
 
@@ -119,7 +116,7 @@ func lineUpPatched(root *hujson.Object, outer, inner string) {
 // nothing but what the installer put there is removed; any other is kept,
 // with its DISABLE_AUTOUPDATER.
 func (in *run) planManagedRemoval(out io.Writer) error {
-	p := in.path(ManagedPath)
+	p := in.path(layout.ManagedSettings)
 	old, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -128,18 +125,18 @@ func (in *run) planManagedRemoval(out io.Writer) error {
 		return err
 	}
 	if string(old) == ourSettings {
-		in.add("removed "+ManagedPath, "", func() error { return os.Remove(p) })
+		in.add("removed "+layout.ManagedSettings, "", func() error { return os.Remove(p) })
 		return nil
 	}
 	v, current, err := parseManaged(old)
 	if err != nil {
-		fmt.Fprintf(out, "claude-sandbox: left %s as it is: %v\n", ManagedPath, err)
+		fmt.Fprintf(out, "claude-sandbox: left %s as it is: %v\n", layout.ManagedSettings, err)
 		return nil
 	}
 	groups := current.Hooks["UserPromptSubmit"]
 	ours := gateGroups(groups)
 	if len(ours) == 0 {
-		fmt.Fprintf(out, "claude-sandbox: left %s as it is (it has other settings)\n", ManagedPath)
+		fmt.Fprintf(out, "claude-sandbox: left %s as it is (it has other settings)\n", layout.ManagedSettings)
 		return nil
 	}
 	var ops []string
@@ -154,14 +151,14 @@ func (in *run) planManagedRemoval(out io.Writer) error {
 		}
 	}
 	if err := v.Patch([]byte("[" + strings.Join(ops, ",") + "]")); err != nil {
-		return fmt.Errorf("%s: %v", ManagedPath, err)
+		return fmt.Errorf("%s: %w", layout.ManagedSettings, err)
 	}
 	next := v.Pack()
 	if onlyOurs(next) {
-		in.add("removed "+ManagedPath, "", func() error { return os.Remove(p) })
+		in.add("removed "+layout.ManagedSettings, "", func() error { return os.Remove(p) })
 		return nil
 	}
-	in.add("removed the prompt gate from "+ManagedPath+" (its other settings stay)", lineDiff(ManagedPath, old, next), func() error { return writeAtomic(p, next, 0o644) })
+	in.add("removed the prompt gate from "+layout.ManagedSettings+" (its other settings stay)", lineDiff(layout.ManagedSettings, old, next), func() error { return writeAtomic(p, next, 0o644) })
 	return nil
 }
 
@@ -186,12 +183,12 @@ func parseManaged(data []byte) (hujson.Value, managedSettings, error) {
 	var current managedSettings
 	v, err := hujson.Parse(data)
 	if err != nil {
-		return v, current, fmt.Errorf("%s is not valid JSON, so it was left alone: %v", ManagedPath, err)
+		return v, current, fmt.Errorf("%s is not valid JSON, so it was left alone: %w", layout.ManagedSettings, err)
 	}
 	std := v.Clone()
 	std.Standardize()
 	if err := json.Unmarshal(std.Pack(), &current); err != nil {
-		return v, current, fmt.Errorf("%s is not the settings Claude Code reads, so it was left alone: %v", ManagedPath, err)
+		return v, current, fmt.Errorf("%s is not the settings Claude Code reads, so it was left alone: %w", layout.ManagedSettings, err)
 	}
 	return v, current, nil
 }
@@ -201,7 +198,7 @@ func gateGroups(groups []hookGroup) []int {
 	var out []int
 	for i, g := range groups {
 		for _, h := range g.Hooks {
-			if h.Command == GateCommand {
+			if h.Command == layout.GateCommand {
 				out = append(out, i)
 				break
 			}

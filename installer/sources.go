@@ -16,6 +16,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // NPMPackage is the package the npm source installs.
@@ -37,7 +39,7 @@ func (in *run) findClaude() (*source, error) {
 	if o.ClaudeBinary != "" {
 		s := &source{path: o.ClaudeBinary, from: "--claude-binary"}
 		if err := in.acceptable(s); err != nil {
-			return nil, fmt.Errorf("--claude-binary %s: %v", o.ClaudeBinary, err)
+			return nil, fmt.Errorf("--claude-binary %s: %w", o.ClaudeBinary, err)
 		}
 		return s, nil
 	}
@@ -80,7 +82,7 @@ func (in *run) candidates() []*source {
 	add := func(p, from string) {
 		out = append(out, &source{path: p, from: from})
 	}
-	add(r(RealBinary), "an earlier install")
+	add(r(layout.RealBinary), "an earlier install")
 	for _, home := range in.homes() {
 		if p, ok := in.resolve(in.path(filepath.Join(home, ".local/bin/claude"))); ok {
 			add(p, "the native install in "+home)
@@ -178,7 +180,7 @@ func version(path string) (string, error) {
 	cmd.Env = []string{"DISABLE_AUTOUPDATER=1", "PATH=/usr/bin:/bin"}
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("`%s --version` failed: %v", path, err)
+		return "", fmt.Errorf("`%s --version` failed: %w", path, err)
 	}
 	m := versionRE.FindStringSubmatch(strings.TrimSpace(string(out)))
 	if m == nil {
@@ -238,7 +240,7 @@ func (in *run) fromNativeInstaller(url string) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	home := in.path("/var/cache/claude-sandbox/native-home")
+	home := in.path(layout.NativeHomeCache)
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return nil, err
 	}
@@ -255,7 +257,7 @@ func (in *run) fromNativeInstaller(url string) (*source, error) {
 	cmd := exec.CommandContext(ctx, "bash", args...)
 	cmd.Env = append(withoutHome(os.Environ()), "HOME="+home)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("the script failed: %v: %s", err, lastLine(out))
+		return nil, fmt.Errorf("the script failed: %w: %s", err, lastLine(out))
 	}
 	bin, err := filepath.EvalSymlinks(filepath.Join(home, ".local/bin/claude"))
 	if err != nil {
@@ -289,7 +291,7 @@ func (in *run) fromNPM() (*source, error) {
 	if ver == "" {
 		ver = "latest"
 	}
-	cache := in.path(filepath.Join("/var/cache/claude-sandbox/npm", ver))
+	cache := in.path(filepath.Join(layout.NPMCache, ver))
 	binaries := []string{
 		filepath.Join(cache, "node_modules", NPMPackage, "bin/claude.exe"),
 		filepath.Join(cache, "node_modules", npmPlatformPackage(), "claude"),
@@ -303,7 +305,7 @@ func (in *run) fromNPM() (*source, error) {
 		}
 		cmd := exec.Command(npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", cache, NPMPackage+"@"+ver)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("npm install failed: %v: %s", err, lastLine(out))
+			return nil, fmt.Errorf("npm install failed: %w: %s", err, lastLine(out))
 		}
 	}
 	for _, b := range binaries {
@@ -344,7 +346,7 @@ func (in *run) resolve(p string) (string, bool) {
 			return "", false
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
-			return p, p != in.path(LauncherBinary)
+			return p, p != in.path(layout.LauncherBinary)
 		}
 		target, err := os.Readlink(p)
 		if err != nil {

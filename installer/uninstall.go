@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // ourSettings is the managed settings file the installer writes when there
@@ -20,7 +20,7 @@ const ourSettings = `{
         "hooks": [
           {
             "type": "command",
-            "command": "` + GateCommand + `",
+            "command": "` + layout.GateCommand + `",
             "onFailure": "block"
           }
         ]
@@ -39,23 +39,23 @@ func Uninstall(o Options, environ []string, out io.Writer) error {
 		return err
 	}
 	defer unlock()
-	real := in.path(RealBinary)
+	real := in.path(layout.RealBinary)
 	if _, err := os.Stat(real); err == nil {
-		in.add("put the real Claude Code back at "+LauncherLink, "", func() error { return copyAtomic(in.path(LauncherLink), real, 0o755) })
+		in.add("put the real Claude Code back at "+layout.LauncherLink, "", func() error { return copyAtomic(in.path(layout.LauncherLink), real, 0o755) })
 	}
-	for _, p := range append(in.claudesOnPath(), ToolLink) {
-		if target, err := os.Readlink(in.path(p)); err == nil && target == LauncherBinary {
+	for _, p := range append(in.claudesOnPath(), layout.ToolLink) {
+		if target, err := os.Readlink(in.path(p)); err == nil && target == layout.LauncherBinary {
 			in.add("removed the link "+p, "", func() error { return os.Remove(in.path(p)) })
 		}
 	}
 	in.planLegacyRestore()
-	if _, err := os.Stat(in.path("/usr/libexec/claude-sandbox")); err == nil {
-		in.add("removed /usr/libexec/claude-sandbox", "", func() error { return os.RemoveAll(in.path("/usr/libexec/claude-sandbox")) })
+	if _, err := os.Stat(in.path(layout.LibexecDir)); err == nil {
+		in.add("removed "+layout.LibexecDir, "", func() error { return os.RemoveAll(in.path(layout.LibexecDir)) })
 	}
-	if _, err := os.Stat(in.path(sandbox.ConfPath)); err == nil {
-		backup := sandbox.ConfPath + ".bak"
-		in.add(fmt.Sprintf("moved %s to %s", sandbox.ConfPath, backup), "", func() error {
-			return os.Rename(in.path(sandbox.ConfPath), in.path(backup))
+	if _, err := os.Stat(in.path(layout.Conf)); err == nil {
+		backup := layout.Conf + ".bak"
+		in.add(fmt.Sprintf("moved %s to %s", layout.Conf, backup), "", func() error {
+			return os.Rename(in.path(layout.Conf), in.path(backup))
 		})
 	}
 	if err := in.planManagedRemoval(out); err != nil {

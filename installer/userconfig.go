@@ -10,18 +10,15 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-)
 
-// SharedConfig is the mount that dev containers share between containers for
-// the user's terminal configuration. When it exists, the remote user's
-// ~/.claude and ~/.claude.json live there, so a login survives rebuilds.
-const SharedConfig = "/user-terminal-config"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+)
 
 // planUserConfig links the remote user's ~/.claude and ~/.claude.json into
 // the shared mount. Nothing the user has is deleted: data goes to the share
 // when the share has none, and is otherwise kept in a backup beside it.
 func (in *run) planUserConfig() error {
-	share := in.path(SharedConfig)
+	share := in.path(layout.SharedConfig)
 	if fi, err := os.Stat(share); err != nil || !fi.IsDir() {
 		return nil
 	}
@@ -34,7 +31,7 @@ func (in *run) planUserConfig() error {
 		name string
 		dir  bool
 	}{{".claude", true}, {".claude.json", false}} {
-		if err := in.planShared(filepath.Join(home, entry.name), filepath.Join(SharedConfig, entry.name), entry.dir, uid, gid); err != nil {
+		if err := in.planShared(filepath.Join(home, entry.name), filepath.Join(layout.SharedConfig, entry.name), entry.dir, uid, gid); err != nil {
 			return err
 		}
 	}

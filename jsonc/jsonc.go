@@ -23,7 +23,7 @@ func AddIfAbsent(data []byte, name, value string) ([]byte, bool, error) {
 	std.Standardize()
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(std.Pack(), &members); err != nil {
-		return nil, false, fmt.Errorf("not a JSON object: %v", err)
+		return nil, false, fmt.Errorf("not a JSON object: %w", err)
 	}
 	if _, ok := members[name]; ok {
 		return data, false, nil

@@ -1,6 +1,9 @@
 package jsonc
 
 import (
+	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,5 +39,14 @@ func TestAddIfAbsent(t *testing.T) {
 		if _, _, err := AddIfAbsent([]byte(bad), "statusLine", value); err == nil {
 			t.Errorf("AddIfAbsent(%q) gave no error", bad)
 		}
+	}
+}
+
+// The reason a document is not an object stays testable behind the message.
+func TestNotAnObjectWrapsTheCause(t *testing.T) {
+	_, _, err := AddIfAbsent([]byte("[1, 2]"), "statusLine", `{}`)
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) || !strings.HasPrefix(err.Error(), "not a JSON object: ") {
+		t.Errorf("AddIfAbsent on an array: %v, want a wrapped *json.UnmarshalTypeError", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
@@ -29,10 +30,10 @@ import (
 //
 //	go test -run '^$' -bench Launch -benchtime 20x ./launcher/
 func BenchmarkLaunch(b *testing.B) {
-	if _, err := os.Stat(sandbox.RealBinary); err != nil {
-		b.Skipf("SKIPPING: the real Claude Code is not installed at %s", sandbox.RealBinary)
+	if _, err := os.Stat(layout.RealBinary); err != nil {
+		b.Skipf("SKIPPING: the real Claude Code is not installed at %s", layout.RealBinary)
 	}
-	bwrap, err := FindBwrap()
+	bwrap, err := FindBwrap(layout.Installed())
 	if err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}
@@ -45,7 +46,7 @@ func BenchmarkLaunch(b *testing.B) {
 	must(b, os.WriteFile(openConf, []byte("network = open\n"), 0o644))
 	allowConf := filepath.Join(dir, "allowlist.conf")
 	must(b, os.WriteFile(allowConf, []byte("network = allowlist\n"), 0o644))
-	p := Default
+	p := layout.Installed()
 	p.Conf = openConf
 	pr, err := Prepare(p, []string{"--version"}, environ)
 	if err != nil {
@@ -62,7 +63,7 @@ func BenchmarkLaunch(b *testing.B) {
 	// first), so the ratios measure the sandbox and not Claude's argument
 	// parsing: `claude --version` alone takes a fast path that any other
 	// argument leaves.
-	direct := func() *exec.Cmd { return exec.Command(sandbox.RealBinary, pr.Plan.Claude[1:]...) }
+	direct := func() *exec.Cmd { return exec.Command(layout.RealBinary, pr.Plan.Claude[1:]...) }
 	// Bare bwrap runs Claude itself: no init, no warden, no proxies.
 	bare := func() *exec.Cmd {
 		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Claude...)...)
@@ -76,7 +77,7 @@ func BenchmarkLaunch(b *testing.B) {
 	viaLauncher := func(conf string) func() *exec.Cmd {
 		return func() *exec.Cmd {
 			cmd := exec.Command(launcherBin, "--version")
-			cmd.Env = append([]string{"BENCH_CONF=" + conf}, environ...)
+			cmd.Env = append([]string{"CS_CONF=" + conf}, environ...)
 			return cmd
 		}
 	}
@@ -122,7 +123,7 @@ func BenchmarkLaunch(b *testing.B) {
 //
 //	go test -run '^$' -bench Names -benchtime 10x ./launcher/
 func BenchmarkNames(b *testing.B) {
-	bwrap, err := FindBwrap()
+	bwrap, err := FindBwrap(layout.Installed())
 	if err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}
@@ -139,7 +140,7 @@ i=0; while [ $i -lt %d ]; do : > f$i; echo x >> f$i; i=$((i+1)); done
 	must(b, os.WriteFile(real, []byte(script), 0o755))
 	conf := filepath.Join(dir, "open.conf")
 	must(b, os.WriteFile(conf, []byte("network = open\ncredentials = inside\n"), 0o644))
-	p := Default
+	p := layout.Installed()
 	p.Conf, p.RealBinary = conf, real
 	pr, err := Prepare(p, nil, nil)
 	if err != nil {
@@ -161,7 +162,7 @@ i=0; while [ $i -lt %d ]; do : > f$i; echo x >> f$i; i=$((i+1)); done
 	}
 	viaLauncher := func() *exec.Cmd {
 		cmd := exec.Command(launcherBin)
-		cmd.Env = []string{"BENCH_CONF=" + conf, "BENCH_REAL=" + real}
+		cmd.Env = []string{"CS_CONF=" + conf, "CS_REAL=" + real}
 		return cmd
 	}
 	ways := []func() *exec.Cmd{bare, viaLauncher}
@@ -200,7 +201,7 @@ i=0; while [ $i -lt %d ]; do : > f$i; echo x >> f$i; i=$((i+1)); done
 //
 //	go test -run '^$' -bench SupervisorMemory -benchtime 3x ./launcher/
 func BenchmarkSupervisorMemory(b *testing.B) {
-	if _, err := FindBwrap(); err != nil {
+	if _, err := FindBwrap(layout.Installed()); err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}
 	curl, err := exec.LookPath("curl")
@@ -229,7 +230,7 @@ func BenchmarkSupervisorMemory(b *testing.B) {
 	var peak int
 	for i := 0; i < b.N; i++ {
 		cmd := exec.Command(launcherBin)
-		cmd.Env = []string{"BENCH_CONF=" + conf, "BENCH_REAL=" + real, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + upstream.URL}
+		cmd.Env = []string{"CS_CONF=" + conf, "CS_REAL=" + real, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + upstream.URL}
 		cmd.Stderr = os.Stderr
 		must(b, cmd.Start())
 		done := make(chan error, 1)
@@ -313,7 +314,7 @@ func must(b testing.TB, err error) {
 //
 //	go test -run '^$' -bench GitDiscovery -benchtime 10x ./launcher/
 func BenchmarkGitDiscovery(b *testing.B) {
-	bwrap, err := FindBwrap()
+	bwrap, err := FindBwrap(layout.Installed())
 	if err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}
@@ -329,7 +330,7 @@ func BenchmarkGitDiscovery(b *testing.B) {
 	nmDirs, nmFiles := buildNodeModulesTree(b, nodeModules)
 	conf := filepath.Join(dir, "open.conf")
 	must(b, os.WriteFile(conf, []byte("network = open\ncredentials = inside\n"), 0o644))
-	p := Default
+	p := layout.Installed()
 	p.Conf, p.RealBinary = conf, real
 	environ := []string{"TERM=xterm"}
 	plan := func(ws string) *Prepared {

@@ -7,7 +7,7 @@ import (
 )
 
 // What the launch creates in the home is checked before anything changes
-// (live_workspace_not_writable checks a home the user may not write).
+// (workspace_not_writable_live checks a home the user may not write).
 func TestCreatable(t *testing.T) {
 	home := t.TempDir()
 	file := filepath.Join(home, "file")

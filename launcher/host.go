@@ -14,37 +14,24 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
 
-// BwrapPaths are the only places bwrap is looked for: never the caller's PATH.
-var BwrapPaths = []string{"/usr/bin/bwrap", "/bin/bwrap"}
+// Paths are the product's files as this launch finds them: layout.Installed
+// in the product, temporary files in tests.
+type Paths = layout.Layout
 
-// Paths are the product's fixed files. The launcher uses Default; tests point
-// them at temporary files.
-type Paths struct {
-	Conf             string
-	RealBinary       string
-	Passwd           string
-	Masks            []string // nil: every sandbox.MaskedDirs entry that exists here
-	AllowUnsandboxed string   // the root-owned file that lets the prompt gate pass sessions outside the sandbox
-	OutsideSettings  string   // the managed lock-down for Claude Code outside, covered inside when it exists
-	InsideSettings   string   // the settings that set nothing, which cover it
-}
-
-// Default are the installed locations.
-var Default = Paths{Conf: sandbox.ConfPath, RealBinary: sandbox.RealBinary, Passwd: "/etc/passwd", AllowUnsandboxed: "/etc/claude-sandbox.allow-unsandboxed",
-	OutsideSettings: sandbox.OutsideSettings, InsideSettings: sandbox.InsideSettings}
-
-// FindBwrap returns the absolute path of bwrap, or an error with the fix.
-func FindBwrap() (string, error) {
-	for _, p := range BwrapPaths {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
+// FindBwrap returns the absolute path of bwrap from p.Bwrap, or an error
+// with the fix.
+func FindBwrap(p Paths) (string, error) {
+	for _, b := range p.Bwrap {
+		if fi, err := os.Stat(b); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return b, nil
 		}
 	}
-	return "", fmt.Errorf("bubblewrap is not installed (looked for %s); install it (apt-get install bubblewrap, apk add bubblewrap, dnf install bubblewrap) or run `sudo claude-sandbox install`", strings.Join(BwrapPaths, ", "))
+	return "", fmt.Errorf("bubblewrap is not installed (looked for %s); install it (apt-get install bubblewrap, apk add bubblewrap, dnf install bubblewrap) or run `sudo claude-sandbox install`", strings.Join(p.Bwrap, ", "))
 }
 
 // LoadConf reads the conf; a missing file means the defaults.
@@ -54,7 +41,7 @@ func LoadConf(path string) (*sandbox.Conf, error) {
 		return &sandbox.Conf{Source: path}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, errors.Unwrap(err))
+		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err))
 	}
 	defer f.Close()
 	return sandbox.ParseConf(path, f)
@@ -85,7 +72,7 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 	}
 	cwd, err := unix.Getwd()
 	if err != nil {
-		return sandbox.Launch{}, fmt.Errorf("cannot read the working directory: %v", err)
+		return sandbox.Launch{}, fmt.Errorf("cannot read the working directory: %w", err)
 	}
 	home := resolveHome(u.home)
 	shell := u.shell
@@ -94,14 +81,14 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return sandbox.Launch{}, fmt.Errorf("cannot find the launcher's own binary: %v", err)
+		return sandbox.Launch{}, fmt.Errorf("cannot find the launcher's own binary: %w", err)
 	}
 	l := sandbox.Launch{User: u.name, Home: home, Homes: homes, Shell: shell, Cwd: cwd, Environ: environ, Args: args, RealBinary: p.RealBinary, Masks: p.Masks, Launcher: self}
 	if _, err := os.Lstat(p.OutsideSettings); err == nil && p.OutsideSettings != "" {
 		l.OutsideSettings, l.InsideSettings = p.OutsideSettings, p.InsideSettings
 	}
 	if l.Masks == nil {
-		for _, d := range sandbox.MaskedDirs {
+		for _, d := range sandbox.MaskedDirs() {
 			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
 				l.Masks = append(l.Masks, d)
 			}
@@ -127,7 +114,7 @@ type passwd struct{ name, home, shell string }
 func readPasswd(path string, uid int) (passwd, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return passwd{}, nil, fmt.Errorf("cannot read %s: %v", path, err)
+		return passwd{}, nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
 	defer f.Close()
 	var u *passwd

@@ -17,8 +17,9 @@ import (
 )
 
 // Init is `claude-sandbox init [--listen ADDR]... [--private DIR]... --
-// COMMAND...`, what bwrap runs first in every sandbox. It runs under the
-// same seccomp filter and namespaces as Claude, and in order:
+// COMMAND...` (the cli parses the flags), what bwrap runs first in every
+// sandbox. It runs under the same seccomp filter and namespaces as Claude,
+// and in order:
 //
 //  1. opens a listening socket on each loopback ADDR of the sandbox's own
 //     network namespace (allowlist mode) and hands it to the launcher, which
@@ -35,30 +36,10 @@ import (
 // All of it happens before any code of Claude's runs, so what Init reports
 // can be trusted. Without the launcher's answer Claude does not start. Init
 // leaves no process behind.
-func Init(args []string, stderr io.Writer) int {
+func Init(listen, private, command []string, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "claude-sandbox: init: "+format+"\n", a...)
 		return ExitRefused
-	}
-	var listen, private, command []string
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--":
-			command = args[i+1:]
-			i = len(args)
-		case (a == "--listen" || a == "--private") && i+1 < len(args):
-			if a == "--listen" {
-				listen = append(listen, args[i+1])
-			} else {
-				private = append(private, args[i+1])
-			}
-			i++
-		default:
-			return fail("unexpected argument %q; the launcher runs init inside the sandbox", a)
-		}
-	}
-	if len(command) == 0 {
-		return fail("usage: claude-sandbox init [--listen ADDR]... [--private DIR]... -- COMMAND...; the launcher runs it inside the sandbox")
 	}
 	if !Inside() {
 		return fail("runs only inside the sandbox, where the launcher starts it")
@@ -254,7 +235,7 @@ func runJob(conn *net.UnixConn, command []string, fail func(string, ...any) int)
 func handOver(conn *net.UnixConn, addr string) error {
 	l, err := net.Listen("tcp4", addr)
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %v", addr, err)
+		return fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
 	defer l.Close()
 	f, err := l.(*net.TCPListener).File()
@@ -263,7 +244,7 @@ func handOver(conn *net.UnixConn, addr string) error {
 	}
 	defer f.Close()
 	if _, _, err := conn.WriteMsgUnix([]byte(addr), unix.UnixRights(int(f.Fd())), nil); err != nil {
-		return fmt.Errorf("cannot hand %s to the launcher: %v", addr, err)
+		return fmt.Errorf("cannot hand %s to the launcher: %w", addr, err)
 	}
 	return nil
 }

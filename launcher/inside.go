@@ -1,12 +1,12 @@
 package launcher
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"golang.org/x/sys/unix"
 )
 
@@ -18,12 +18,12 @@ import (
 // filter that refuses unix sockets. Nothing here reads the environment or a
 // settings file, so neither can forge it.
 func Inside() bool {
-	fi, err := os.Lstat(sandbox.InsideMarker)
+	fi, err := os.Lstat(layout.InsideMarker)
 	return err == nil && fi.IsDir() && confined()
 }
 
 func confined() bool {
-	status, err := os.ReadFile("/proc/self/status")
+	status, err := procstatus.Read("self")
 	if err != nil {
 		return false
 	}
@@ -31,23 +31,14 @@ func confined() bool {
 	if err == nil {
 		unix.Close(fd)
 	}
-	return confinedBy(string(status), err)
+	return confinedBy(status, err)
 }
 
 // confinedBy decides from the process's status file and the result of
 // creating a unix socket: no effective capabilities, no_new_privs, and the
 // socket refused with EPERM (the sandbox's filter, not some other error).
-func confinedBy(status string, unixSocketErr error) bool {
-	noNewPrivs, noCaps := false, false
-	sc := bufio.NewScanner(strings.NewReader(status))
-	for sc.Scan() {
-		name, value, _ := strings.Cut(sc.Text(), ":")
-		switch value = strings.TrimSpace(value); name {
-		case "NoNewPrivs":
-			noNewPrivs = value == "1"
-		case "CapEff":
-			noCaps = value != "" && strings.Trim(value, "0") == ""
-		}
-	}
+func confinedBy(status procstatus.Status, unixSocketErr error) bool {
+	capEff := status["CapEff"]
+	noNewPrivs, noCaps := status["NoNewPrivs"] == "1", capEff != "" && strings.Trim(capEff, "0") == ""
 	return noNewPrivs && noCaps && errors.Is(unixSocketErr, unix.EPERM)
 }

@@ -3,6 +3,7 @@ package launcher
 import (
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,7 +26,7 @@ func TestConfinedBy(t *testing.T) {
 		{"no NoNewPrivs line", "CapEff:\t0000000000000000\n", unix.EPERM, false},
 		{"an empty status", "", unix.EPERM, false},
 	} {
-		if got := confinedBy(tc.status, tc.sock); got != tc.want {
+		if got := confinedBy(procstatus.Parse([]byte(tc.status)), tc.sock); got != tc.want {
 			t.Errorf("%s: confinedBy = %v, want %v", tc.name, got, tc.want)
 		}
 	}

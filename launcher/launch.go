@@ -18,6 +18,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/doctor"
+	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -56,12 +57,15 @@ type Prepared struct {
 	Plan       *sandbox.Plan
 	Credential *authproxy.Credential // the login the launcher keeps outside; nil when it enters or there is none
 	Upstream   *url.URL              // where the credential proxy sends the login; nil with no Credential
+	// Via is the launching environment's proxy, which the launcher's
+	// proxies go through; nil when neither runs.
+	Via *envproxy.Settings
 }
 
 // Prepare checks everything a launch needs and returns the plan, without
 // changing anything. `claude-sandbox argv` prints what it returns.
 func Prepare(p Paths, args, environ []string) (*Prepared, error) {
-	bwrap, err := FindBwrap()
+	bwrap, err := FindBwrap(p)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +98,11 @@ func Prepare(p Paths, args, environ []string) (*Prepared, error) {
 		// The real port is chosen when the launch listens (open mode).
 		pr.Launch.AuthAddr = "127.0.0.1:0"
 	}
+	if pr.Credential != nil || c.NetworkMode() == sandbox.NetworkAllowlist {
+		if pr.Via, err = envproxy.FromEnviron(environ); err != nil {
+			return nil, err
+		}
+	}
 	if pr.Resolved, err = sandbox.Resolve(c, s, pr.Launch); err != nil {
 		return nil, err
 	}
@@ -120,7 +129,7 @@ func Check(p Paths, args, environ []string) (*Checked, error) {
 	}
 	facts, err := readTaskFacts("/proc")
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the limits on processes: %v", err)
+		return nil, fmt.Errorf("cannot read the limits on processes: %w", err)
 	}
 	c := &Checked{Prepared: pr}
 	if c.budget, err = planBudget(facts); err != nil {
@@ -247,7 +256,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 	statusW.Close()
 	blockR.Close()
 	if err != nil {
-		return 0, fmt.Errorf("cannot start %s: %v", bwrap, err)
+		return 0, fmt.Errorf("cannot start %s: %w", bwrap, err)
 	}
 	j.bwrap = cmd.Process
 	if term != nil {
@@ -266,7 +275,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 			return 0, err
 		}
 		if _, err := blockW.Write([]byte{'y'}); err != nil {
-			return 0, fmt.Errorf("cannot let the sandbox start: %v", err)
+			return 0, fmt.Errorf("cannot let the sandbox start: %w", err)
 		}
 	}
 	blockW.Close()
@@ -278,7 +287,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 		if _, ran := status.rest()["exit-code"]; !ran {
 			return 0, fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
 		}
-		return 0, fmt.Errorf("the proxies or the warden could not start, so Claude did not start: %v", err)
+		return 0, fmt.Errorf("the proxies or the warden could not start, so Claude did not start: %w", err)
 	}
 	var reports <-chan []byte
 	if term != nil {
@@ -383,7 +392,7 @@ func (s *statusReader) rest() map[string]any {
 func memfd(name string, data []byte) (*os.File, error) {
 	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
 	if err != nil {
-		return nil, fmt.Errorf("memfd_create: %v", err)
+		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), name)
 	if _, err := f.Write(data); err != nil {
@@ -463,10 +472,10 @@ func creatable(part homePart) error {
 			default:
 				why = unix.EACCES
 			}
-			return fmt.Errorf("cannot create %s%s: %v", part.path, part.why, why)
+			return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, why)
 		}
 		if !errors.Is(err, fs.ErrNotExist) || dir == "/" {
-			return fmt.Errorf("cannot create %s%s: %v", part.path, part.why, cause(err))
+			return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, cause(err))
 		}
 		dir = filepath.Dir(dir)
 	}
@@ -485,12 +494,12 @@ func prepareHome(home string, plan *sandbox.Plan) error {
 	for _, part := range homeParts(home, plan) {
 		if part.dir {
 			if err := os.MkdirAll(part.path, 0o700); err != nil {
-				return fmt.Errorf("cannot create %s%s: %v", part.path, part.why, cause(err))
+				return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, cause(err))
 			}
 			continue
 		}
 		if err := writeNew(part.path, part.content, part.mode); err != nil && !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("cannot create %s%s: %v", part.path, part.why, cause(err))
+			return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, cause(err))
 		}
 	}
 	wireStatusLine(filepath.Join(home, ".claude/settings.json"))

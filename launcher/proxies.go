@@ -11,16 +11,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
-
-// DenialsLog is where the egress proxy records what it refused, relative to
-// the user's home: outside every path the sandbox can see.
-const DenialsLog = ".cache/claude-sandbox/denials.log"
 
 // DefaultUpstream is Claude Code's API when the caller names none.
 const DefaultUpstream = "https://api.anthropic.com"
@@ -45,11 +44,12 @@ type services struct {
 func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	s := &services{}
 	if pr.Credential != nil {
-		s.auth = &authproxy.Server{Upstream: pr.Upstream, Credential: pr.Credential, Placeholder: pr.Launch.AuthToken, TokenURL: authproxy.TokenURL}
+		s.auth = &authproxy.Server{Upstream: pr.Upstream, Credential: pr.Credential, Placeholder: pr.Launch.AuthToken, TokenURL: authproxy.TokenURL,
+			Dial: pr.Via.Dialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)}
 	}
 	if pr.Plan.Egress != nil {
-		s.egress = &egress.Proxy{Policy: *pr.Plan.Egress, Log: &egress.Log{
-			Path: filepath.Join(pr.Launch.Home, DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr,
+		s.egress = &egress.Proxy{Policy: *pr.Plan.Egress, Upstream: pr.Via, Log: &egress.Log{
+			Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr,
 		}}
 	}
 	for _, n := range pr.Plan.OutsideNames {
@@ -64,16 +64,16 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	for _, d := range pr.Plan.InNamedDirs {
 		s.rules.InNamedDirs = append(s.rules.InNamedDirs, warden.NamedDir{Dir: d.Dir, Names: d.Names, Why: d.Why})
 	}
-	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
+	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("socketpair: %v", err)
+		return nil, fmt.Errorf("socketpair: %w", err)
 	}
 	s.control, s.child = os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control-child")
 	if len(pr.Plan.Listen) == 0 && s.auth != nil {
 		l, err := net.Listen("tcp4", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("the credential proxy cannot listen on loopback: %v", err)
+			return nil, fmt.Errorf("the credential proxy cannot listen on loopback: %w", err)
 		}
 		s.authL = l
 		pr.Launch.AuthAddr = l.Addr().String()
@@ -100,13 +100,13 @@ func (s *services) start(listen []string, terminal bool) error {
 	for i, addr := range listen {
 		_, fd, err := receiveFD(conn)
 		if err != nil {
-			return fmt.Errorf("the sandbox did not hand over its %s socket: %v", addr, err)
+			return fmt.Errorf("the sandbox did not hand over its %s socket: %w", addr, err)
 		}
 		f := os.NewFile(uintptr(fd), "listener")
 		l, err := net.FileListener(f)
 		f.Close()
 		if err != nil {
-			return fmt.Errorf("the sandbox's %s socket: %v", addr, err)
+			return fmt.Errorf("the sandbox's %s socket: %w", addr, err)
 		}
 		switch i {
 		case 0:
@@ -123,7 +123,7 @@ func (s *services) start(listen []string, terminal bool) error {
 		answer = answerTerminal
 	}
 	if _, err := conn.Write([]byte{answer}); err != nil {
-		return fmt.Errorf("cannot tell the sandbox the proxies run: %v", err)
+		return fmt.Errorf("cannot tell the sandbox the proxies run: %w", err)
 	}
 	return nil
 }
@@ -133,7 +133,7 @@ func (s *services) start(listen []string, terminal bool) error {
 func (s *services) startWarden(conn *net.UnixConn) error {
 	msg, fd, err := receiveFD(conn)
 	if err != nil {
-		return fmt.Errorf("the sandbox did not hand over the warden's listener: %v", err)
+		return fmt.Errorf("the sandbox did not hand over the warden's listener: %w", err)
 	}
 	fields := strings.Fields(msg)
 	if len(fields) == 0 || fields[0] != "warden" {
@@ -200,7 +200,7 @@ func receiveFD(conn *net.UnixConn) (string, int, error) {
 // loopback address, where no network carries the login in the clear.
 func upstream(environ []string) (*url.URL, error) {
 	raw := DefaultUpstream
-	if v, ok := lookupEnv(environ, "ANTHROPIC_BASE_URL"); ok && v != "" {
+	if v, ok := envlist.Lookup(environ, "ANTHROPIC_BASE_URL"); ok && v != "" {
 		raw = v
 	}
 	u, err := url.Parse(raw)
@@ -213,13 +213,4 @@ func upstream(environ []string) (*url.URL, error) {
 		}
 	}
 	return u, nil
-}
-
-func lookupEnv(environ []string, name string) (string, bool) {
-	for _, kv := range environ {
-		if n, v, ok := strings.Cut(kv, "="); ok && n == name {
-			return v, true
-		}
-	}
-	return "", false
 }

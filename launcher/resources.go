@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
@@ -139,7 +139,7 @@ func readTaskFacts(proc string) (taskFacts, error) {
 		return f, err
 	}
 	if err := unix.Prlimit(0, unix.RLIMIT_NPROC, nil, &f.nproc); err != nil {
-		return f, fmt.Errorf("getrlimit(RLIMIT_NPROC): %v", err)
+		return f, fmt.Errorf("getrlimit(RLIMIT_NPROC): %w", err)
 	}
 	for _, v := range []struct {
 		file string
@@ -217,31 +217,25 @@ func pidsLimits(proc string) ([]pidsLimit, error) {
 	if err != nil {
 		return nil, err
 	}
-	mounts, err := os.Open(filepath.Join(proc, "self/mountinfo"))
+	table, err := os.Open(filepath.Join(proc, "self/mountinfo"))
 	if err != nil {
 		return nil, err
 	}
-	defer mounts.Close()
+	defer table.Close()
+	mounts, err := mountinfo.Parse(table)
+	if err != nil {
+		return nil, err
+	}
 	type hierarchy struct{ root, point string }
 	v1, v2 := []hierarchy{}, []hierarchy{}
-	sc := bufio.NewScanner(mounts)
-	for sc.Scan() {
-		// id parent major:minor root point options... - fstype source super-options
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields, tail := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fields) < 5 || len(tail) < 3 {
-			continue
-		}
-		h := hierarchy{unescapeMount(fields[3]), unescapeMount(fields[4])}
+	for _, m := range mounts {
+		h := hierarchy{m.Root, m.Point}
 		switch {
-		case tail[0] == "cgroup2":
+		case m.FSType == "cgroup2":
 			v2 = append(v2, h)
-		case tail[0] == "cgroup" && hasOption(tail[2], "pids"):
+		case m.FSType == "cgroup" && mountinfo.HasOption(m.SuperOptions, "pids"):
 			v1 = append(v1, h)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	var out []pidsLimit
 	for _, line := range strings.Split(string(memberships), "\n") {
@@ -254,7 +248,7 @@ func pidsLimits(proc string) ([]pidsLimit, error) {
 		switch {
 		case parts[0] == "0" && parts[1] == "":
 			candidates = v2
-		case hasOption(parts[1], "pids"):
+		case mountinfo.HasOption(parts[1], "pids"):
 			candidates = v1
 		}
 		for _, h := range candidates {
@@ -289,34 +283,6 @@ func readPidsLimit(dir string) (pidsLimit, bool) {
 	return pidsLimit{dir: dir, max: limit, current: current}, true
 }
 
-func hasOption(list, name string) bool {
-	for _, o := range strings.Split(list, ",") {
-		if o == name {
-			return true
-		}
-	}
-	return false
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // reserveThreads makes the Go runtime create the OS threads the launcher
 // will need, now, while the sandbox does not exist yet: each of n
 // goroutines holds a thread of its own until all have one. The runtime
@@ -348,7 +314,7 @@ func reserveThreads(n int) {
 func confine(pid int, b budget) error {
 	if b.tasks > 0 {
 		if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, &unix.Rlimit{Cur: b.tasks, Max: b.tasks}, nil); err != nil {
-			return fmt.Errorf("cannot limit the sandbox's processes: prlimit(%d, RLIMIT_NPROC): %v", pid, err)
+			return fmt.Errorf("cannot limit the sandbox's processes: prlimit(%d, RLIMIT_NPROC): %w", pid, err)
 		}
 	}
 	adj, err := os.OpenFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), os.O_WRONLY, 0)
@@ -359,7 +325,7 @@ func confine(pid int, b budget) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("cannot make the sandbox the OOM killer's first choice: %v", err)
+		return fmt.Errorf("cannot make the sandbox the OOM killer's first choice: %w", err)
 	}
 	return nil
 }
@@ -373,10 +339,10 @@ func withUserCeiling(ceiling uint64, start func() error) error {
 	}
 	var old unix.Rlimit
 	if err := unix.Prlimit(0, unix.RLIMIT_NPROC, nil, &old); err != nil {
-		return fmt.Errorf("getrlimit(RLIMIT_NPROC): %v", err)
+		return fmt.Errorf("getrlimit(RLIMIT_NPROC): %w", err)
 	}
 	if err := unix.Prlimit(0, unix.RLIMIT_NPROC, &unix.Rlimit{Cur: ceiling, Max: old.Max}, nil); err != nil {
-		return fmt.Errorf("cannot lower RLIMIT_NPROC for the sandbox: %v", err)
+		return fmt.Errorf("cannot lower RLIMIT_NPROC for the sandbox: %w", err)
 	}
 	defer unix.Prlimit(0, unix.RLIMIT_NPROC, &old, nil)
 	return start()

@@ -2,14 +2,11 @@ package launcher
 
 import (
 	"os"
-	"path/filepath"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/jsonc"
 )
-
-// StatusLine is the status line the launcher wires into the user's
-// settings, by absolute path so no PATH can put something else in its place.
-const StatusLine = `{"type": "command", "command": "/usr/libexec/claude-sandbox/claude-sandbox statusline", "padding": 0}`
 
 // wireStatusLine adds the product's status line to the user's settings.json
 // when it has none: a status line the user set, or a statusLine key of any
@@ -25,25 +22,9 @@ func wireStatusLine(path string) {
 	if err != nil {
 		return
 	}
-	next, changed, err := jsonc.AddIfAbsent(old, "statusLine", StatusLine)
+	next, changed, err := jsonc.AddIfAbsent(old, "statusLine", layout.StatusLine)
 	if err != nil || !changed {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings.json.*")
-	if err != nil {
-		return
-	}
-	_, err = tmp.Write(next)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), fi.Mode().Perm())
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
+	atomicfile.Write(path, next, fi.Mode().Perm())
 }

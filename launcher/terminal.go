@@ -77,7 +77,7 @@ func openTerminalOn(fds [3]int) (*terminal, error) {
 	}
 	master, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open a pty for the session's terminal (/dev/ptmx): %v", err)
+		return nil, fmt.Errorf("cannot open a pty for the session's terminal (/dev/ptmx): %w", err)
 	}
 	if err := t.setUp(master, modes); err != nil {
 		unix.Close(master)
@@ -94,21 +94,21 @@ func openTerminalOn(fds [3]int) (*terminal, error) {
 
 func (t *terminal) setUp(master int, modes *unix.Termios) error {
 	if err := unix.IoctlSetPointerInt(master, unix.TIOCSPTLCK, 0); err != nil {
-		return fmt.Errorf("cannot unlock the pty: %v", err)
+		return fmt.Errorf("cannot unlock the pty: %w", err)
 	}
 	// The slave straight from the master, never by its name in /dev/pts.
 	slave, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(master), unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC)
 	if errno != 0 {
-		return fmt.Errorf("cannot open the pty's slave: %v", errno)
+		return fmt.Errorf("cannot open the pty's slave: %w", errno)
 	}
 	t.slave = os.NewFile(slave, "pty")
 	if err := unix.IoctlSetTermios(int(slave), unix.TCSETS, modes); err != nil {
-		return fmt.Errorf("cannot give the pty the terminal's modes: %v", err)
+		return fmt.Errorf("cannot give the pty the terminal's modes: %w", err)
 	}
 	t.copySize(master)
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
-		return fmt.Errorf("eventfd: %v", err)
+		return fmt.Errorf("eventfd: %w", err)
 	}
 	t.wake = wake
 	if err := unix.SetNonblock(master, true); err != nil {
@@ -170,7 +170,7 @@ func (t *terminal) makeRaw() error {
 	}
 	saved, err := unix.IoctlGetTermios(t.in, unix.TCGETS)
 	if err != nil {
-		return fmt.Errorf("cannot read the terminal's modes: %v", err)
+		return fmt.Errorf("cannot read the terminal's modes: %w", err)
 	}
 	raw := *saved
 	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
@@ -180,7 +180,7 @@ func (t *terminal) makeRaw() error {
 	raw.Cflag |= unix.CS8
 	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
 	if err := unix.IoctlSetTermios(t.in, unix.TCSETS, &raw); err != nil {
-		return fmt.Errorf("cannot put the terminal in raw mode: %v", err)
+		return fmt.Errorf("cannot put the terminal in raw mode: %w", err)
 	}
 	t.saved, t.rawModes, t.raw = saved, &raw, true
 	return nil

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +31,7 @@ import (
 //
 //	go test -run '^$' -bench Terminal -benchtime 3x ./launcher/
 func BenchmarkTerminal(b *testing.B) {
-	bwrap, err := FindBwrap()
+	bwrap, err := FindBwrap(layout.Installed())
 	if err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}
@@ -45,7 +46,7 @@ func BenchmarkTerminal(b *testing.B) {
 	must(b, os.WriteFile(real, []byte("#!/bin/sh\nexec cat data\n"), 0o755))
 	conf := filepath.Join(dir, "open.conf")
 	must(b, os.WriteFile(conf, []byte("network = open\ncredentials = inside\n"), 0o644))
-	p := Default
+	p := layout.Installed()
 	p.Conf, p.RealBinary = conf, real
 	pr, err := Prepare(p, nil, nil)
 	if err != nil {
@@ -67,12 +68,12 @@ func BenchmarkTerminal(b *testing.B) {
 	}
 	viaLauncher := func() *exec.Cmd {
 		cmd := exec.Command(launcherBin)
-		cmd.Env = []string{"BENCH_CONF=" + conf, "BENCH_REAL=" + real, "TERM=xterm"}
+		cmd.Env = []string{"CS_CONF=" + conf, "CS_REAL=" + real, "TERM=xterm"}
 		return cmd
 	}
 	// The same two as shell commands, for tmux.
 	bareLine := fmt.Sprintf("env -i %s --args 3 -- %s 3<%s 4<%s 5>/dev/null", bwrap, strings.Join(pr.Plan.Claude, " "), argsFile, filterFile)
-	launcherLine := fmt.Sprintf("env -i BENCH_CONF=%s BENCH_REAL=%s TERM=xterm %s", conf, real, launcherBin)
+	launcherLine := fmt.Sprintf("env -i CS_CONF=%s CS_REAL=%s TERM=xterm %s", conf, real, launcherBin)
 	ways := []func() time.Duration{
 		func() time.Duration { return onTerminal(b, bare(), size) },
 		func() time.Duration { return onTerminal(b, viaLauncher(), size) },

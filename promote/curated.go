@@ -5,7 +5,7 @@ import (
 	_ "embed"
 	"encoding/hex"
 
-	"github.com/claude-sandbox/claude-sandbox/installer"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/templates"
 )
 
@@ -24,7 +24,7 @@ type curatedFile struct {
 // the same command. A repository that installs from postCreate.sh also gets
 // the install script, pinned to this version.
 func curatedFiles(version string, postCreate bool) ([]curatedFile, error) {
-	verify, err := templates.VerifyCommand(installer.LauncherBinary)
+	verify, err := templates.VerifyCommand(layout.LauncherBinary)
 	if err != nil {
 		return nil, err
 	}

@@ -226,7 +226,7 @@ func jsoncError(file string, err error) error {
 func jsonError(file string, data []byte, err error) error {
 	if se, ok := err.(*json.SyntaxError); ok {
 		line := 1 + strings.Count(string(data[:se.Offset]), "\n")
-		return fmt.Errorf("%s:%d: %v", file, line, err)
+		return fmt.Errorf("%s:%d: %w", file, line, err)
 	}
-	return fmt.Errorf("%s: %v", file, err)
+	return fmt.Errorf("%s: %w", file, err)
 }

@@ -118,7 +118,7 @@ func (p *plan) postCreateCommand(t *target) error {
 	}
 	next, err := wirePostCreate(base)
 	if err != nil {
-		return fmt.Errorf("%s: %v", rel, err)
+		return fmt.Errorf("%s: %w", rel, err)
 	}
 	if old == nil || string(next) != string(old) {
 		p.drift = append(p.drift, rel+": postCreateCommand does not run "+PostCreatePath+" (missing wiring)")

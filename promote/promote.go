@@ -20,8 +20,8 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 
 	"github.com/claude-sandbox/claude-sandbox/features"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/jsonc"
-	"github.com/claude-sandbox/claude-sandbox/launcher"
 )
 
 // Options are what the user asked of a promote.
@@ -49,7 +49,7 @@ const SettingsPath = ".claude/settings.json"
 var devcontainerPaths = []string{".devcontainer/devcontainer.json", ".devcontainer.json"}
 
 // freshSettings is the settings.json of a target that has none.
-const freshSettings = "{\n  \"statusLine\": " + launcher.StatusLine + "\n}\n"
+const freshSettings = "{\n  \"statusLine\": " + layout.StatusLine + "\n}\n"
 
 // write is one planned change to a file below the target.
 type write struct {
@@ -273,7 +273,7 @@ func (p *plan) settings(t *target) error {
 	next := []byte(freshSettings)
 	if old != nil {
 		var changed bool
-		if next, changed, err = jsonc.AddIfAbsent(old, "statusLine", launcher.StatusLine); err != nil {
+		if next, changed, err = jsonc.AddIfAbsent(old, "statusLine", layout.StatusLine); err != nil {
 			return jsoncError(SettingsPath, err)
 		}
 		if !changed {

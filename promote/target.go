@@ -7,8 +7,8 @@ import (
 	"os"
 	"path"
 	"strings"
-	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -150,39 +150,8 @@ func (t *target) write(rel string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	defer unix.Close(dir)
-	name := path.Base(rel)
-	tmp, fd, err := createTemp(dir, name)
-	if err != nil {
-		return &fs.PathError{Op: "create", Path: rel, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Renameat(dir, tmp, dir, name)
-	}
-	if err != nil {
-		unix.Unlinkat(dir, tmp, 0)
+	if err := atomicfile.WriteAt(dir, path.Base(rel), data, mode); err != nil {
 		return &fs.PathError{Op: "write", Path: rel, Err: err}
 	}
 	return nil
-}
-
-func createTemp(dir int, name string) (string, int, error) {
-	for try := 0; ; try++ {
-		tmp := fmt.Sprintf(".%s.promote-%d", name, time.Now().UnixNano())
-		fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-		if errors.Is(err, unix.EEXIST) && try < 10 {
-			continue
-		}
-		return tmp, fd, err
-	}
 }

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // Build checks the conf against this launch and returns the plan: Resolve,
@@ -90,9 +93,9 @@ func (p *Plan) system(l Launch) []string {
 	for _, f := range l.Keep {
 		p.add(OpRoBind, f, f, RuleKeep, "a file under a mask that the system needs, bound back read-only (resolv.conf links into /run with systemd-resolved)")
 	}
-	p.add(OpDir, "", filepath.Dir(InsideMarker), RuleInsideMarker, "the sandbox's own directory on its private /run")
-	p.add(OpDir, "", InsideMarker, RuleInsideMarker, "the marker only a sandbox has: a nested claude runs the real binary, the prompt gate lets prompts through (ADR 0003)")
-	p.add(OpRoBind, l.Launcher, InitPath, RuleInit, "the launcher's own binary, which runs first as init: it opens the proxies' sockets, starts the warden and runs Claude (ADR 0011, 0012)")
+	p.add(OpDir, "", filepath.Dir(layout.InsideMarker), RuleInsideMarker, "the sandbox's own directory on its private /run")
+	p.add(OpDir, "", layout.InsideMarker, RuleInsideMarker, "the marker only a sandbox has: a nested claude runs the real binary, the prompt gate lets prompts through (ADR 0003)")
+	p.add(OpRoBind, l.Launcher, layout.InitPath, RuleInit, "the launcher's own binary, which runs first as init: it opens the proxies' sockets, starts the warden and runs Claude (ADR 0011, 0012)")
 	return private
 }
 
@@ -193,7 +196,7 @@ func launchPath(c *Conf, l Launch) string {
 		path += ":" + d.Value
 	}
 	path += ":" + filepath.Join(l.Home, ".local/bin")
-	if venv, ok := lookup(l.Environ, "VIRTUAL_ENV"); ok && filepath.IsAbs(venv) && !strings.Contains(venv, ":") {
+	if venv, ok := envlist.Lookup(l.Environ, "VIRTUAL_ENV"); ok && filepath.IsAbs(venv) && !strings.Contains(venv, ":") {
 		path += ":" + filepath.Join(venv, "bin")
 	}
 	return path
@@ -210,7 +213,7 @@ func envFromCaller(c *Conf, noForge bool, environ []string) map[string]EnvVar {
 		extra[p.Value] = p
 	}
 	if noForge {
-		for _, t := range ForgeTokens {
+		for _, t := range forgeTokens {
 			delete(extra, t)
 		}
 	}

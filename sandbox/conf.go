@@ -17,10 +17,6 @@ import (
 	"strings"
 )
 
-// ConfPath is the only place the launcher reads its configuration from. It is
-// root-owned and outside every path the sandbox can write (ADR 0002).
-const ConfPath = "/etc/claude-sandbox.conf"
-
 // Conf is the parsed /etc/claude-sandbox.conf: each field is where a key of
 // confKeys stores its values. Repeatable keys keep the order in which the
 // admin wrote them.
@@ -38,6 +34,7 @@ type Conf struct {
 	NoForge              bool     // no-forge: forge tokens and forge CLI config never enter
 	Network              string   // network: "open" or "allowlist"; empty means the default, allowlist
 	AllowDomain          []Line   // allow-domain: HOST[:PORT] the allowlist proxy lets through
+	AllowPreset          []Line   // allow-preset: named lists of package hosts the allowlist proxy lets through
 	AllowIP              []Line   // allow-ip: IP or CIDR the allowlist proxy may reach although not public
 	Credentials          string   // credentials: "proxy" or "inside"; empty means the default, proxy
 	Source               string   // file name used in error messages

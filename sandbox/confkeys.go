@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
 // KeyKind says how a conf key is written.
@@ -111,12 +111,18 @@ var confKeys = []ConfKey{
 		Feature: "network", FeatureHelp: "allowlist: the sandbox gets its own network namespace and reaches out only through a proxy outside it that lets through the domains in allowDomain (and Claude Code's own connection to Anthropic). open: the sandbox uses the container's network as it is (conf network).",
 	},
 	{
-		Name: "allow-domain", Kind: KeyRepeatable, Arg: "HOST[:PORT]", check: quoted(egress.ParseDomain),
+		Name: "allow-domain", Kind: KeyRepeatable, Arg: "HOST[:PORT]", check: quoted(hostaddr.ParseDomain),
 		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowDomain }),
 		Feature: "allowDomain", FeatureHelp: "Comma-separated HOST or HOST:PORT the allowlist proxy lets through (conf allow-domain), such as the package registries the team needs: registry.npmjs.org,proxy.golang.org,github.com. *.example.com is any subdomain of example.com, not example.com itself; without a port, 80 and 443.",
 	},
 	{
-		Name: "allow-ip", Kind: KeyRepeatable, Arg: "IP|CIDR", check: quoted(egress.ParseIP),
+		Name: "allow-preset", Kind: KeyRepeatable, Arg: "NAME[,NAME...]", check: checkPresets,
+		Help:    ": the hosts one ecosystem's client reads packages from (" + strings.Join(hostaddr.PresetNames(), ", ") + ")",
+		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowPreset }),
+		Feature: "allowPreset", FeatureHelp: "Comma-separated presets the allowlist proxy lets through (conf allow-preset), each the hosts one ecosystem's standard client reads packages from: " + strings.Join(hostaddr.PresetNames(), ", ") + ". docs/network.md lists each preset's hosts.",
+	},
+	{
+		Name: "allow-ip", Kind: KeyRepeatable, Arg: "IP|CIDR", check: quoted(hostaddr.ParseIP),
 		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowIP }),
 		Feature: "allowIp", FeatureHelp: "Comma-separated IPs or CIDRs the allowlist proxy may reach although they are loopback, private, link-local or cloud metadata, and that may be named as IP literals (conf allow-ip).",
 	},
@@ -197,6 +203,12 @@ func quoted[T any](parse func(string) (T, error)) func(string) error {
 		}
 		return nil
 	}
+}
+
+// checkPresets accepts one preset name or several separated by commas.
+func checkPresets(v string) error {
+	_, err := hostaddr.ParsePresets(v)
+	return err
 }
 
 func checkCache(v string) error {

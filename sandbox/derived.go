@@ -44,7 +44,7 @@ func DerivedProtect(ws string) ([]string, error) {
 func gitdirFile(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+		return "", fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
@@ -62,7 +62,7 @@ func readFile(path string) ([]byte, error) {
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+		return nil, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
 	}
 	return b, nil
 }
@@ -89,7 +89,7 @@ func devcontainerFiles(path string) ([]string, error) {
 		err = json.Unmarshal(std, &cfg)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s does not parse (%v); the sandbox protects the files it names, so fix it before starting claude", path, err)
+		return nil, fmt.Errorf("%s does not parse (%w); the sandbox protects the files it names, so fix it before starting claude", path, err)
 	}
 	var files []string
 	for _, f := range []string{cfg.DockerFile, cfg.Build.Dockerfile} {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // Variables passed from the launching environment without any conf line.
@@ -45,8 +47,8 @@ var (
 	}
 )
 
-// ForgeTokens never enter when no-forge is set, even if pass-env names them.
-var ForgeTokens = []string{
+// forgeTokens never enter when no-forge is set, even if pass-env names them.
+var forgeTokens = []string{
 	"GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
 	"GITLAB_TOKEN", "GITLAB_ACCESS_TOKEN", "CI_JOB_TOKEN",
 }
@@ -121,19 +123,19 @@ func ParseSessionEnv(environ []string) (SessionEnv, error) {
 					continue
 				}
 				if err := checkRel(p); err != nil {
-					return s, fmt.Errorf("%s: %v", name, err)
+					return s, fmt.Errorf("%s: %w", name, err)
 				}
 				s.Protect = append(s.Protect, p)
 			}
 		case "CLAUDE_SANDBOX_NO_FORGE":
 			if value != "1" {
-				return s, fmt.Errorf("%s=%q: only 1 is accepted (a session can tighten, never widen; to change the default, edit no-forge in %s)", name, value, ConfPath)
+				return s, fmt.Errorf("%s=%q: only 1 is accepted (a session can tighten, never widen; to change the default, edit no-forge in %s)", name, value, layout.Conf)
 			}
 			s.NoForge = true
 		default:
 			key := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, "CLAUDE_SANDBOX_"), "_", "-"))
 			if k, ok := lookupKey(key); ok && k.Kind != KeyRetired {
-				return s, fmt.Errorf("%s would widen the sandbox and is refused; set %q in %s instead", name, key, ConfPath)
+				return s, fmt.Errorf("%s would widen the sandbox and is refused; set %q in %s instead", name, key, layout.Conf)
 			}
 			return s, fmt.Errorf("%s is not a known setting and is refused (known: CLAUDE_SANDBOX_PROTECT, CLAUDE_SANDBOX_NO_FORGE)", name)
 		}

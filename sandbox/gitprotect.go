@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/gitconfig"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"golang.org/x/sys/unix"
 )
 
@@ -308,14 +309,14 @@ func (s *gitScan) readConfigs(environ []string) error {
 // apply to every repository, in git's order.
 func sharedConfigs(environ []string, home string) []string {
 	var shared []string
-	if p, ok := lookup(environ, "GIT_CONFIG_SYSTEM"); ok && filepath.IsAbs(p) {
+	if p, ok := envlist.Lookup(environ, "GIT_CONFIG_SYSTEM"); ok && filepath.IsAbs(p) {
 		shared = append(shared, p)
 	}
 	shared = append(shared, "/etc/gitconfig")
-	if p, ok := lookup(environ, "GIT_CONFIG_GLOBAL"); ok && filepath.IsAbs(p) {
+	if p, ok := envlist.Lookup(environ, "GIT_CONFIG_GLOBAL"); ok && filepath.IsAbs(p) {
 		shared = append(shared, p)
 	}
-	if x, ok := lookup(environ, "XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
+	if x, ok := envlist.Lookup(environ, "XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
 		shared = append(shared, filepath.Join(x, "git/config"))
 	}
 	return append(shared, filepath.Join(home, ".config/git/config"), filepath.Join(home, ".gitconfig"))

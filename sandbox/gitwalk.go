@@ -108,7 +108,7 @@ func readDir(dir string, buf []byte, fn func(name string, kind byte)) error {
 		if skippable(err) {
 			return nil
 		}
-		return fmt.Errorf("cannot read %s to find git repositories: %v", dir, err)
+		return fmt.Errorf("cannot read %s to find git repositories: %w", dir, err)
 	}
 	defer unix.Close(fd)
 	for {
@@ -120,7 +120,7 @@ func readDir(dir string, buf []byte, fn func(name string, kind byte)) error {
 			if skippable(err) {
 				return nil
 			}
-			return fmt.Errorf("cannot read %s to find git repositories: %v", dir, err)
+			return fmt.Errorf("cannot read %s to find git repositories: %w", dir, err)
 		}
 		if n == 0 {
 			return nil

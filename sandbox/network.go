@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // Where the sandbox reaches the launcher's proxies in allowlist mode. The
@@ -17,9 +19,6 @@ import (
 const (
 	EgressProxyAddr = "127.0.0.1:3128" // HTTP and CONNECT proxy, the only way out
 	AuthProxyAddr   = "127.0.0.1:3129" // the credential proxy, Claude's ANTHROPIC_BASE_URL
-	// InitPath is where the launcher's own binary is bound inside, so its
-	// init runs from a path every sandbox has (ADR 0011, 0012).
-	InitPath = "/run/claude-sandbox/claude-sandbox"
 	// ControlFD is init's line to the launcher: the listening sockets and
 	// the warden's listener travel out on it, the launcher's answer in.
 	ControlFD = 6
@@ -47,7 +46,7 @@ func CheckCredentialMode(c *Conf, environ []string) error {
 		return nil
 	}
 	for _, v := range cloudVars {
-		if val, ok := lookup(environ, v); ok && val != "" && val != "0" {
+		if val, ok := envlist.Lookup(environ, v); ok && val != "" && val != "0" {
 			return fmt.Errorf("%s is set, but the credential proxy serves only Anthropic's API; set credentials = inside in %s to use a cloud provider", v, c.Source)
 		}
 	}
@@ -56,17 +55,26 @@ func CheckCredentialMode(c *Conf, environ []string) error {
 
 // EgressPolicy is what the allowlist proxy lets through: the admin's lines,
 // and Claude's own hosts when its login is inside the sandbox.
-func EgressPolicy(c *Conf, environ []string, authProxied bool) (*egress.Policy, error) {
-	p := &egress.Policy{}
+func EgressPolicy(c *Conf, environ []string, authProxied bool) (*hostaddr.Allowlist, error) {
+	p := &hostaddr.Allowlist{}
 	for _, d := range c.AllowDomain {
-		dom, err := egress.ParseDomain(d.Value)
+		dom, err := hostaddr.ParseDomain(d.Value)
 		if err != nil {
 			return nil, &ConfError{File: c.Source, Line: d.Line, Msg: fmt.Sprintf("allow-domain: %q: %v", d.Value, err)}
 		}
 		p.Domains = append(p.Domains, dom)
 	}
+	for _, l := range c.AllowPreset {
+		presets, err := hostaddr.ParsePresets(l.Value)
+		if err != nil {
+			return nil, &ConfError{File: c.Source, Line: l.Line, Msg: "allow-preset: " + err.Error()}
+		}
+		for _, pre := range presets {
+			p.Domains = append(p.Domains, pre.Domains()...)
+		}
+	}
 	for _, a := range c.AllowIP {
-		pfx, err := egress.ParseIP(a.Value)
+		pfx, err := hostaddr.ParseIP(a.Value)
 		if err != nil {
 			return nil, &ConfError{File: c.Source, Line: a.Line, Msg: fmt.Sprintf("allow-ip: %q: %v", a.Value, err)}
 		}
@@ -76,9 +84,9 @@ func EgressPolicy(c *Conf, environ []string, authProxied bool) (*egress.Policy, 
 		return p, nil
 	}
 	for _, h := range claudeHosts {
-		p.Domains = append(p.Domains, egress.Domain{Host: h, Port: 443})
+		p.Domains = append(p.Domains, hostaddr.Domain{Host: h, Port: 443})
 	}
-	if base, ok := lookup(environ, "ANTHROPIC_BASE_URL"); ok && base != "" {
+	if base, ok := envlist.Lookup(environ, "ANTHROPIC_BASE_URL"); ok && base != "" {
 		u, err := url.Parse(base)
 		if err != nil || u.Hostname() == "" {
 			return nil, fmt.Errorf("ANTHROPIC_BASE_URL=%q is not a URL", base)
@@ -87,7 +95,7 @@ func EgressPolicy(c *Conf, environ []string, authProxied bool) (*egress.Policy, 
 		if u.Port() == "" {
 			hostPort += map[string]string{"http": ":80"}[u.Scheme]
 		}
-		if dom, err := egress.ParseDomain(hostPort); err == nil {
+		if dom, err := hostaddr.ParseDomain(hostPort); err == nil {
 			p.Domains = append(p.Domains, dom)
 		}
 	}
@@ -169,7 +177,7 @@ func exists(p string) bool {
 // InitCommand is what bwrap runs: init opens the listeners, installs the
 // warden's filter, hands both out, and execs Claude.
 func InitCommand(listen, private, claude []string) []string {
-	cmd := []string{InitPath, "init"}
+	cmd := []string{layout.InitPath, "init"}
 	for _, a := range listen {
 		cmd = append(cmd, "--listen", a)
 	}
@@ -177,4 +185,30 @@ func InitCommand(listen, private, claude []string) []string {
 		cmd = append(cmd, "--private", d)
 	}
 	return append(append(cmd, "--"), claude...)
+}
+
+// AllowlistSummary says what the allowlist proxy lets through under the
+// conf, for doctor and verify: the presets by name, with their hosts
+// counted, and the number of allow-domain and allow-ip lines. Values the
+// parser would refuse are not counted.
+func (c *Conf) AllowlistSummary() string {
+	if c.NetworkMode() != NetworkAllowlist {
+		return "none: network = " + c.NetworkMode()
+	}
+	var names []string
+	hosts := 0
+	for _, l := range c.AllowPreset {
+		presets, _ := hostaddr.ParsePresets(l.Value)
+		for _, p := range presets {
+			if !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
+				hosts += len(p.Hosts)
+			}
+		}
+	}
+	presets := "no allow-preset"
+	if len(names) > 0 {
+		presets = fmt.Sprintf("allow-preset %s (%d hosts)", strings.Join(names, ", "), hosts)
+	}
+	return fmt.Sprintf("%s, %d allow-domain, %d allow-ip, besides Claude Code's own connection", presets, len(c.AllowDomain), len(c.AllowIP))
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
 // TestEgressPolicyClaudeHosts: Claude's own hosts are open to the sandbox
@@ -16,7 +16,7 @@ func TestEgressPolicyClaudeHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hosts := func(p *egress.Policy) []string {
+	hosts := func(p *hostaddr.Allowlist) []string {
 		var out []string
 		for _, d := range p.Domains {
 			out = append(out, d.Host)
@@ -46,5 +46,22 @@ func TestEgressPolicyClaudeHosts(t *testing.T) {
 	}
 	if _, err := EgressPolicy(c, []string{"ANTHROPIC_BASE_URL=::"}, false); err == nil {
 		t.Error("a base URL that is not a URL was accepted")
+	}
+}
+
+// A preset stands for its hosts, on ports 80 and 443, after the admin's
+// own allow-domain lines.
+func TestEgressPolicyPresets(t *testing.T) {
+	c, err := ParseConf("test.conf", strings.NewReader("allow-preset = pypi, go\nallow-domain = example.com:8443\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := EgressPolicy(c, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []hostaddr.Domain{{Host: "example.com", Port: 8443}, {Host: "pypi.org"}, {Host: "files.pythonhosted.org"}, {Host: "proxy.golang.org"}, {Host: "sum.golang.org"}}
+	if !slices.Equal(p.Domains, want) {
+		t.Errorf("domains %v, want %v", p.Domains, want)
 	}
 }

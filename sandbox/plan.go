@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
 // Plan is the sandbox of one launch as data: what bwrap makes (the
@@ -33,7 +33,7 @@ type Plan struct {
 	// network namespace and hands to the launcher: the egress proxy, then
 	// the credential proxy. Empty in open mode.
 	Listen []string
-	Egress *egress.Policy // what the egress proxy lets through; nil in open mode
+	Egress *hostaddr.Allowlist // what the egress proxy lets through; nil in open mode
 	// NameRules are names the sandbox may not create or write in a
 	// directory, because a program outside would obey a file of that name
 	// there (ADR 0014); PathRules are the protected paths missing at launch.

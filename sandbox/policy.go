@@ -10,22 +10,6 @@ import (
 	"strings"
 )
 
-// Fixed paths of the product.
-const (
-	RealBinary = "/usr/libexec/claude-sandbox/claude" // the real Claude Code, off PATH
-	// InsideMarker exists only inside a sandbox: it is created on the
-	// sandbox's private /run, and outside only root could create it.
-	InsideMarker = "/run/claude-sandbox/inside"
-	// OutsideSettings is Claude Code's managed settings for a Claude Code
-	// started outside the sandbox: no hooks, MCP servers or helper commands
-	// but the managed ones (ADR 0017). A managed drop-in applies to every
-	// Claude Code on the machine, so the sandbox covers it with
-	// InsideSettings, which sets nothing: sessions inside keep the user's
-	// hooks and MCP servers.
-	OutsideSettings = "/etc/claude-code/managed-settings.d/claude-sandbox-outside.json"
-	InsideSettings  = "/usr/libexec/claude-sandbox/inside-settings.json"
-)
-
 // defaultProtect are workspace paths that run code outside the sandbox
 // later. The workspace's git directory is held as every git directory is
 // (gitDirEntries), and a missing one cannot be made (outsideNames).
@@ -59,14 +43,15 @@ var masks = []struct{ dir, what string }{
 }
 
 // MaskedDirs are the directories of masks: other users' homes, other
-// projects, runtime sockets and secrets, shared temp files.
-var MaskedDirs = func() []string {
+// projects, runtime sockets and secrets, shared temp files. Each call
+// returns a new slice.
+func MaskedDirs() []string {
 	var out []string
 	for _, m := range masks {
 		out = append(out, m.dir)
 	}
 	return out
-}()
+}
 
 // maskWhy says what the mask over dir hides.
 func maskWhy(dir string) string {
@@ -98,14 +83,15 @@ var claudeReadOnly = []homePath{
 // A homePath is a path relative to the home, and why the policy holds it.
 type homePath struct{ rel, why string }
 
-// ClaudeReadOnly are the paths of claudeReadOnly.
-var ClaudeReadOnly = func() []string {
+// ClaudeReadOnly are the paths of claudeReadOnly. Each call returns a new
+// slice.
+func ClaudeReadOnly() []string {
 	var out []string
 	for _, p := range claudeReadOnly {
 		out = append(out, p.rel)
 	}
 	return out
-}()
+}
 
 // Launch holds the facts of one launch. Paths are absolute with symlinks
 // resolved.
@@ -117,7 +103,7 @@ type Launch struct {
 	Cwd     string   // the kernel's idea of the working directory
 	Environ []string // the caller's environment
 	Args    []string // arguments for Claude Code
-	// RealBinary is sandbox.RealBinary in every launch; tests use a stand-in.
+	// RealBinary is layout.RealBinary in every launch; tests use a stand-in.
 	RealBinary string
 	Masks      []string // the MaskedDirs that exist here, hidden behind an empty tmpfs
 	Keep       []string // files under Masks that the system needs, bound back read-only
@@ -125,7 +111,7 @@ type Launch struct {
 	// OutsideSettings is the managed lock-down for Claude Code started
 	// outside, covered inside by InsideSettings; "" when there is none.
 	OutsideSettings string
-	InsideSettings  string // sandbox.InsideSettings in every launch; tests use a stand-in
+	InsideSettings  string // layout.InsideSettings in every launch; tests use a stand-in
 	// AuthToken is the session token Claude gets in place of its login when
 	// the launcher proxies the credential; "" when it does not.
 	AuthToken string
@@ -214,15 +200,6 @@ func ClaudeArgs(args []string) []string {
 	return out
 }
 
-func lookup(environ []string, name string) (string, bool) {
-	for _, kv := range environ {
-		if n, v, ok := strings.Cut(kv, "="); ok && n == name {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 type mountKind int
 
 const (
@@ -303,7 +280,7 @@ func (pr *protector) step(h hold, parent, part string, rest []string) (bool, err
 	case errors.Is(err, fs.ErrNotExist):
 		pr.absent(h, parent, part, last)
 	case err != nil:
-		return false, fmt.Errorf("protected path %s: %v", cur, err)
+		return false, fmt.Errorf("protected path %s: %w", cur, err)
 	case fi.Mode()&fs.ModeSymlink != 0 && h.exact:
 		return false, fmt.Errorf("protected path %s is a symlink, which the sandbox cannot hold read-only (%s); replace it with the real directory or file", cur, whyOr(h.why))
 	case fi.Mode()&fs.ModeSymlink != 0:

@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // Resolved is what a plan is assembled from besides the conf and the
@@ -23,8 +24,8 @@ type Resolved struct {
 	held         []mount  // the protections: directories pinned, paths read-only
 	nameRules    []NameRule
 	pathRules    []PathRule
-	credentials  bool           // Claude Code's login file exists, and the launch covers it
-	egress       *egress.Policy // in allowlist mode
+	credentials  bool                // Claude Code's login file exists, and the launch covers it
+	egress       *hostaddr.Allowlist // in allowlist mode
 }
 
 // A write is an allow-write or allow-write-executable line and the path it
@@ -123,7 +124,7 @@ func resolveWorkspace(c *Conf, l Launch) (ws, why string, err error) {
 		return "", "", fmt.Errorf("workspace %s is not a directory", ws)
 	}
 	if not := notWorkspace(ws, l.Home); not != "" {
-		return "", "", fmt.Errorf("refusing to use %s as the workspace: %s; start claude inside a project directory, or set workspace-root in %s", ws, not, ConfPath)
+		return "", "", fmt.Errorf("refusing to use %s as the workspace: %s; start claude inside a project directory, or set workspace-root in %s", ws, not, layout.Conf)
 	}
 	return ws, why, nil
 }

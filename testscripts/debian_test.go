@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/features"
+	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 )
 
 // debianRoot is a minimal Debian made with debootstrap, kept between runs:
@@ -128,11 +129,11 @@ func featureStage(repo string) func(ts *testscript.TestScript, neg bool, args []
 			ts.Check(err)
 			ts.Check(os.WriteFile(filepath.Join(dir, e.Name()), data, info.Mode().Perm()))
 		}
-		ts.Check(features.BuildBinary(repo, runtime.GOARCH, filepath.Join(dir, features.BinaryName(runtime.GOARCH))))
-		cli, err := features.DevcontainerCLI(features.TestCLICache)
+		ts.Check(packaging.BuildBinary(repo, runtime.GOARCH, filepath.Join(dir, packaging.BinaryName(runtime.GOARCH))))
+		cli, err := packaging.DevcontainerCLI(packaging.TestCLICache)
 		ts.Check(err)
 		dist := ts.MkAbs("feature-dist")
-		ts.Check(features.CLI{Path: cli}.Package(src, dist))
+		ts.Check(packaging.CLI{Path: cli}.Package(src, dist))
 		out := ts.MkAbs(args[0])
 		ts.Check(os.MkdirAll(out, 0o755))
 		archive := filepath.Join(dist, "devcontainer-feature-"+filepath.Base(features.Dir)+".tgz")

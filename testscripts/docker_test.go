@@ -21,7 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 
-	"github.com/claude-sandbox/claude-sandbox/features"
+	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 )
 
 // The Docker group: the feature in real dev containers, built and started
@@ -89,7 +89,7 @@ func TestDocker(t *testing.T) {
 		removeImagesSince(start, danglingImages)
 		fmt.Fprintf(os.Stderr, "the Docker group took %s\n", time.Since(start).Round(time.Second))
 	})
-	cli, err := features.DevcontainerCLI(features.TestCLICache)
+	cli, err := packaging.DevcontainerCLI(packaging.TestCLICache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestDocker(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(env.WorkDir, "cache/claude-sandbox"), 0o755); err != nil {
 				return err
 			}
-			if err := os.Symlink(features.TestCLICache, filepath.Join(env.WorkDir, "cache/claude-sandbox/devcontainer-cli")); err != nil {
+			if err := os.Symlink(packaging.TestCLICache, filepath.Join(env.WorkDir, "cache/claude-sandbox/devcontainer-cli")); err != nil {
 				return err
 			}
 			// A label on everything a script makes, so its cleanup finds it.

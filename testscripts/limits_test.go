@@ -239,7 +239,7 @@ func makeCgroup(parents cgroupParents, name string, pids, memory int64) (*cgroup
 			}
 			if err != nil {
 				cg.remove()
-				return nil, fmt.Errorf("cannot set %s: %v", filepath.Join(dir, l.file), err)
+				return nil, fmt.Errorf("cannot set %s: %w", filepath.Join(dir, l.file), err)
 			}
 		}
 	}

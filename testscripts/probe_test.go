@@ -318,27 +318,27 @@ func dial(addr string) error {
 func withControllingTTY(f func(fd int) error) error {
 	master, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		return fmt.Errorf("setup: %v", err)
+		return fmt.Errorf("setup: %w", err)
 	}
 	defer unix.Close(master)
 	if err := unix.IoctlSetPointerInt(master, unix.TIOCSPTLCK, 0); err != nil {
-		return fmt.Errorf("setup: unlockpt: %v", err)
+		return fmt.Errorf("setup: unlockpt: %w", err)
 	}
 	n, err := unix.IoctlGetInt(master, unix.TIOCGPTN)
 	if err != nil {
-		return fmt.Errorf("setup: ptsname: %v", err)
+		return fmt.Errorf("setup: ptsname: %w", err)
 	}
 	signal.Ignore(syscall.SIGHUP) // closing the pty hangs up its session
 	if _, err := unix.Setsid(); err != nil {
-		return fmt.Errorf("setup: setsid: %v", err)
+		return fmt.Errorf("setup: setsid: %w", err)
 	}
 	slave, err := unix.Open(fmt.Sprintf("/dev/pts/%d", n), unix.O_RDWR, 0)
 	if err != nil {
-		return fmt.Errorf("setup: open pts: %v", err)
+		return fmt.Errorf("setup: open pts: %w", err)
 	}
 	defer unix.Close(slave)
 	if err := unix.IoctlSetInt(slave, unix.TIOCSCTTY, 0); err != nil {
-		return fmt.Errorf("setup: TIOCSCTTY: %v", err)
+		return fmt.Errorf("setup: TIOCSCTTY: %w", err)
 	}
 	return f(slave)
 }

@@ -1,5 +1,6 @@
 // Package testscripts holds the golden and live scenarios of claude-sandbox,
-// one txtar file per policy rule or bad input (area-prefixed names).
+// one txtar file per policy rule or bad input, named area first and kind
+// last (kindOf): each kind has its own test function.
 //
 // Each script runs in its own $WORK with a fake passwd entry (home
 // $WORK/home), the workspace $WORK/proj as the working directory, and a
@@ -12,18 +13,20 @@ package testscripts
 
 import (
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/claude-sandbox/claude-sandbox/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout/layouttest"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
@@ -34,7 +37,6 @@ func TestMain(m *testing.M) {
 		"claude-sandbox":   func() { os.Exit(runCLI()) },
 		"probe":            func() { os.Exit(probe(os.Args[1:])) },
 		"serve":            func() { os.Exit(serve(os.Args[1:])) },
-		"echo-api":         func() { os.Exit(echoAPI(os.Args[1:])) },
 		"dns-log":          func() { os.Exit(dnsLog(os.Args[1:])) },
 		"standin-api":      func() { os.Exit(standinAPI(os.Args[1:])) },
 		"redteam-script":   func() { os.Exit(redteamScript(os.Args[1:])) },
@@ -62,40 +64,15 @@ func seccompFilter(args []string) int {
 	return 0
 }
 
-// runCLI runs the product's entry point with the script's paths. Only this
-// test harness reads the CS_* variables; the product has no such override.
+// runCLI runs the product's entry point with the script's paths
+// (layouttest.FromEnv: only test harnesses read the CS_* variables).
 func runCLI() int {
-	p := launcher.Default
-	if v := os.Getenv("CS_CONF"); v != "" {
-		p.Conf = v
-	}
-	if v := os.Getenv("CS_REAL"); v != "" {
-		p.RealBinary = v
-	}
-	if v := os.Getenv("CS_PASSWD"); v != "" {
-		p.Passwd = v
-	}
-	if v := os.Getenv("CS_MASKS"); v != "" {
-		p.Masks = strings.Split(v, ":")
-	}
-	if v := os.Getenv("CS_ALLOW_UNSANDBOXED"); v != "" {
-		p.AllowUnsandboxed = v
-	}
-	if v := os.Getenv("CS_OUTSIDE_SETTINGS"); v != "" {
-		p.OutsideSettings = v
-	}
-	if v := os.Getenv("CS_INSIDE_SETTINGS"); v != "" {
-		p.InsideSettings = v
-	}
-	if v := os.Getenv("CS_BWRAP_PATHS"); v != "" {
-		launcher.BwrapPaths = strings.Split(v, ":")
-	}
-	return cli.Main(p, os.Args[0], os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+	return cli.Main(layouttest.FromEnv(), os.Args[0], os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 }
 
 // liveReason is empty when bwrap can create a sandbox here.
 func liveReason() string {
-	bwrap, err := launcher.FindBwrap()
+	bwrap, err := launcher.FindBwrap(layout.Installed())
 	if err != nil {
 		return err.Error()
 	}
@@ -109,96 +86,206 @@ func liveReason() string {
 	return ""
 }
 
-func TestScripts(t *testing.T) {
-	fake := filepath.Join(t.TempDir(), "fake-claude")
-	if out, err := exec.Command("go", "build", "-o", fake, "./testdata/fakeclaude").CombinedOutput(); err != nil {
-		t.Fatalf("building the fake Claude Code: %v\n%s", err, out)
+// A kind of script, told by its name (kindOf). Each kind has a test of its
+// own that works out only the preconditions of its scripts, so running one
+// golden script never makes a container or downloads Claude Code, and a
+// script may ask only the conditions of its kind: a script named for the
+// wrong kind fails, naming the kind its conditions belong to.
+type kind struct {
+	name string
+	// conds are the conditions of machine support its scripts may ask;
+	// [root] is every kind's.
+	conds []string
+	// fake: its scripts get a fake Claude Code binary as $FAKE_CLAUDE.
+	fake bool
+	// programs are those its scripts need under CI=true (npm for the real
+	// Claude Code, tmux for the terminal scripts).
+	programs []string
+	// generated writes the scripts of the kind made at test time.
+	generated func(t *testing.T) string
+}
+
+var kinds = map[string]kind{
+	"golden":    {name: "golden", fake: true, generated: helpScript},
+	"live":      {name: "live", conds: []string{"live", "cgroup"}, programs: []string{"tmux", "npm"}},
+	"container": {name: "container", conds: []string{"container", "live"}, fake: true, programs: []string{"npm"}},
+	"debian":    {name: "debian", conds: []string{"debian"}, programs: []string{"npm"}},
+	"redteam":   {name: "redteam", conds: []string{"live", "container", "cgroup"}, programs: []string{"npm"}},
+}
+
+// kindOf is the kind of the script in file: the red-team suite by name,
+// else the last word of its name (network_live, install_packages_container,
+// feature_debian), else golden.
+func kindOf(file string) string {
+	name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+	if name == "redteam" {
+		return "redteam"
 	}
-	why := liveReason()
-	if why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("live sandbox tests must run under CI=true, but: %s", why)
+	for _, k := range []string{"live", "container", "debian"} {
+		if strings.HasSuffix(name, "_"+k) {
+			return k
 		}
-		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING LIVE SANDBOX SCRIPTS: %s\n\n", why)
 	}
-	containerWhy := containerReason()
-	if containerWhy != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("installer container tests must run under CI=true, but: %s", containerWhy)
-		}
-		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING INSTALLER CONTAINER SCRIPTS: %s\n\n", containerWhy)
+	return "golden"
+}
+
+// TestGolden runs the scripts that need nothing of the machine: argv and
+// conf goldens, the installer and promote under --root, the CLI.
+func TestGolden(t *testing.T) { runKind(t, kinds["golden"]) }
+
+// TestLive runs the *_live scripts: bwrap for real, probed from inside.
+func TestLive(t *testing.T) { runKind(t, kinds["live"]) }
+
+// TestContainer runs the *_container scripts: the installer for real in a
+// throwaway container.
+func TestContainer(t *testing.T) { runKind(t, kinds["container"]) }
+
+// TestDebian runs the *_debian scripts: the feature installed into a
+// container over a minimal Debian made with debootstrap.
+func TestDebian(t *testing.T) { runKind(t, kinds["debian"]) }
+
+// TestRedteam runs the red-team suite: the real Claude Code attacking the
+// sandbox (docs/redteam.md).
+func TestRedteam(t *testing.T) { runKind(t, kinds["redteam"]) }
+
+// A precondition is a condition scripts ask ([live]) and what makes it
+// false here; why is worked out once per test process.
+type precondition struct {
+	what string
+	why  func() string
+}
+
+var (
+	cgroups       = sync.OnceValues(cgroupSupport)
+	containerWhy  = sync.OnceValue(containerReason)
+	preconditions = map[string]precondition{
+		"live":      {"the live sandbox scripts", sync.OnceValue(liveReason)},
+		"container": {"the installer container scripts", containerWhy},
+		"debian":    {"the feature test in Debian", sync.OnceValue(debianContainerReason)},
+		"cgroup": {"the scripts under a pids or memory cgroup", sync.OnceValue(func() string {
+			_, why := cgroups()
+			return why
+		})},
 	}
-	debianWhy := ""
-	if containerWhy == "" {
-		debianWhy = debianReason()
-	} else {
-		debianWhy = containerWhy
+)
+
+// debianContainerReason is empty when the Debian root exists or can be
+// made here, and throwaway containers over it can.
+func debianContainerReason() string {
+	if why := containerWhy(); why != "" {
+		return why
 	}
-	if debianWhy != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the feature test's Debian container must work under CI=true, but: %s", debianWhy)
-		}
-		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING THE FEATURE TEST IN DEBIAN: %s\n\n", debianWhy)
-	}
-	repo, err := filepath.Abs("..")
+	return debianReason()
+}
+
+func runKind(t *testing.T, k kind) {
+	t.Parallel()
+	files, err := filepath.Glob("*.txtar")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cgroups, cgroupWhy := cgroupSupport()
-	if cgroupWhy != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the scripts that limit a session's processes and memory must run under CI=true, but no cgroup can be made: %s", cgroupWhy)
-		}
-		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING THE SCRIPTS UNDER A PIDS OR MEMORY CGROUP: %s\n\n", cgroupWhy)
+	files = slices.DeleteFunc(files, func(f string) bool { return kindOf(f) != k.name })
+	if k.generated != nil {
+		files = append(files, k.generated(t))
 	}
-	if _, err := exec.LookPath("npm"); err != nil && os.Getenv("CI") == "true" {
-		t.Fatalf("the red-team suite and the npm install test must run under CI=true, but npm is missing")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the terminal scripts (live_terminal*) must run under CI=true, but tmux is missing")
+	for _, c := range k.conds {
+		if why := preconditions[c].why(); why != "" {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s must run under CI=true, but: %s", preconditions[c].what, why)
+			}
+			fmt.Fprintf(os.Stderr, "\n!!! SKIPPING %s: %s\n\n", strings.ToUpper(preconditions[c].what), why)
 		}
-		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING THE TERMINAL SCRIPTS (live_terminal*): tmux is not installed\n\n")
+	}
+	for _, prog := range k.programs {
+		if _, err := exec.LookPath(prog); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("the %s scripts that need %s must run under CI=true, but it is missing", k.name, prog)
+			}
+			fmt.Fprintf(os.Stderr, "\n!!! SKIPPING THE %s SCRIPTS THAT NEED %s: it is not installed\n\n", strings.ToUpper(k.name), prog)
+		}
+	}
+	fake := ""
+	if k.fake {
+		fake = filepath.Join(t.TempDir(), "fake-claude")
+		if out, err := exec.Command("go", "build", "-o", fake, "./testdata/fakeclaude").CombinedOutput(); err != nil {
+			t.Fatalf("building the fake Claude Code: %v\n%s", err, out)
+		}
 	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 ".",
+		Files:               files,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
 		Condition: func(cond string) (bool, error) {
-			switch cond {
-			case "live":
-				return why == "", nil
-			case "container":
-				return containerWhy == "", nil
-			case "root":
+			if cond == "root" {
 				return os.Geteuid() == 0, nil
-			case "debian":
-				return debianWhy == "", nil
-			case "cgroup":
-				return cgroupWhy == "", nil
 			}
-			return false, fmt.Errorf("unknown condition %q", cond)
+			if _, ok := preconditions[cond]; !ok {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			if !slices.Contains(k.conds, cond) {
+				return false, fmt.Errorf("[%s] is not a condition of %s scripts: name the script for its kind (%s)", cond, k.name, kindNames(cond))
+			}
+			return preconditions[cond].why() == "", nil
 		},
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("FAKE_CLAUDE", fake)
+			if fake != "" {
+				env.Setenv("FAKE_CLAUDE", fake)
+			}
 			return setup(env)
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"workfile":       workfile,
-			"container":      container,
-			"debian":         debian,
-			"feature-stage":  featureStage(repo),
-			"cgroup":         cgroupCmd(cgroups),
-			"throwaway-user": throwawayUser,
-			"term":           term,
-		},
+		Cmds: commands(t),
 	})
+}
+
+// kindNames says how the scripts of the kinds that may ask cond are named.
+func kindNames(cond string) string {
+	var names []string
+	for _, k := range kinds {
+		if slices.Contains(k.conds, cond) {
+			if k.name == "redteam" {
+				names = append(names, "redteam.txtar")
+			} else {
+				names = append(names, "AREA_"+k.name+".txtar")
+			}
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, " or ")
+}
+
+// commands are the script commands every kind has.
+func commands(t *testing.T) map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"workfile":      workfile,
+		"container":     container,
+		"debian":        debian,
+		"feature-stage": featureStage(repo),
+		"cgroup": func(ts *testscript.TestScript, neg bool, args []string) {
+			parents, _ := cgroups()
+			cgroupCmd(parents)(ts, neg, args)
+		},
+		"throwaway-user":       throwawayUser,
+		"term":                 term,
+		"serve-files":          serveFiles,
+		"serve-echo":           serveEcho,
+		"serve-upstream-proxy": serveUpstreamProxy,
+		"serve-standin":        serveStandin,
+	}
 }
 
 // setup gives every script its own user, home, workspace and stand-in binary.
 func setup(env *testscript.Env) error {
 	work := env.WorkDir
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		return err
+	}
+	env.Setenv("REPO", repo)
 	for _, d := range []string{"etc", "home", "proj/.bin"} {
 		if err := os.MkdirAll(filepath.Join(work, d), 0o755); err != nil {
 			return err
@@ -337,29 +424,4 @@ func runContained(ts *testscript.TestScript, neg bool, name, script string, args
 	if err == nil && neg {
 		ts.Fatalf("%s %s: unexpected success", name, strings.Join(args, " "))
 	}
-}
-
-// serve DIR serves DIR over HTTP on a loopback port and writes its URL to
-// DIR/.url; scripts run it in the background.
-func serve(args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: serve DIR")
-		return 2
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	tmp := filepath.Join(args[0], ".url.tmp")
-	if err := os.WriteFile(tmp, []byte("http://"+ln.Addr().String()), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := os.Rename(tmp, filepath.Join(args[0], ".url")); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Fprintln(os.Stderr, http.Serve(ln, http.FileServer(http.Dir(args[0]))))
-	return 1
 }

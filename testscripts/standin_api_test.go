@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 )
 
@@ -36,27 +34,42 @@ func standinAPI(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: standin-api SCRIPT RESULTS URLFILE")
 		return 2
 	}
-	var script []standinStep
-	if err := readJSON(args[0], &script); err != nil {
+	h, err := newStandin(args[0], args[1], true)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "standin-api:", err)
 		return 1
+	}
+	return listenAndServe("standin-api", args[2], h)
+}
+
+// newStandin is the stand-in API of the script in scriptFile, writing to
+// resultsFile; runAfter says whether steps may have After commands.
+func newStandin(scriptFile, resultsFile string, runAfter bool) (http.Handler, error) {
+	var script []standinStep
+	if err := readJSON(scriptFile, &script); err != nil {
+		return nil, err
+	}
+	for i, step := range script {
+		if step.After != "" && !runAfter {
+			return nil, fmt.Errorf("%s: step %d has an After command, which only the standin-api program runs", scriptFile, i)
+		}
 	}
 	results := make([]*standinResult, len(script))
 	var mu sync.Mutex
 	save := func() {
 		b, _ := json.Marshal(results)
-		tmp := args[1] + ".tmp"
+		tmp := resultsFile + ".tmp"
 		if os.WriteFile(tmp, b, 0o644) == nil {
-			os.Rename(tmp, args[1])
+			os.Rename(tmp, resultsFile)
 		}
 	}
 	handler := func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if f, err := os.OpenFile(args[1]+".requests", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+		if f, err := os.OpenFile(resultsFile+".requests", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 			f.Write(append(bytes.ReplaceAll(body, []byte("\n"), nil), '\n'))
 			f.Close()
 		}
-		if f, err := os.OpenFile(args[1]+".credentials", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+		if f, err := os.OpenFile(resultsFile+".credentials", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 			fmt.Fprintf(f, "x-api-key=%s authorization=%s\n", r.Header.Get("X-Api-Key"), r.Header.Get("Authorization"))
 			f.Close()
 		}
@@ -141,17 +154,8 @@ func standinAPI(args []string) int {
 		send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop}, "usage": map[string]int{"output_tokens": 1}})
 		send("message_stop", map[string]any{"type": "message_stop"})
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "standin-api:", err)
-		return 1
-	}
 	save()
-	tmp := filepath.Join(filepath.Dir(args[2]), ".url.tmp")
-	os.WriteFile(tmp, []byte("http://"+ln.Addr().String()), 0o644)
-	os.Rename(tmp, args[2])
-	fmt.Fprintln(os.Stderr, http.Serve(ln, http.HandlerFunc(handler)))
-	return 1
+	return http.HandlerFunc(handler), nil
 }
 
 type standinStep struct {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -35,7 +36,7 @@ func credentialPlaceholder(f *facts) (string, error) {
 	if f.conf.CredentialMode() == sandbox.CredentialsInside {
 		return insideDetail, nil
 	}
-	env := envMap(f.startEnv)
+	env := envlist.Map(f.startEnv)
 	var leaked []string
 	for _, n := range loginVars {
 		if env[n] != "" {
@@ -122,5 +123,5 @@ func unreadable(path string, err error) error {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	return fmt.Errorf("%s cannot be read (%v), and it is not the null device the launcher binds there", path, err)
+	return fmt.Errorf("%s cannot be read (%w), and it is not the null device the launcher binds there", path, err)
 }

@@ -1,10 +1,8 @@
 package verify
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +12,10 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
@@ -22,7 +24,7 @@ import (
 // facts are what the checks look at, gathered once. A fact that could not be
 // gathered carries its error, and every check that needs it fails with it.
 type facts struct {
-	paths   launcher.Paths
+	paths   layout.Layout
 	environ []string
 
 	fds    []descriptor // open when verify started
@@ -38,7 +40,7 @@ type facts struct {
 	startEnv    []string // the environment bwrap gave it: the launcher's, before any shell changed it
 	startEnvErr error
 
-	mounts    []mount // the visible ones
+	mounts    []mountinfo.Mount // the visible ones
 	mountsErr error
 
 	conf    *sandbox.Conf
@@ -67,16 +69,16 @@ type launchView struct {
 	plan   *sandbox.Plan
 }
 
-func gather(p launcher.Paths, environ []string, fds []descriptor, fdsErr error) *facts {
+func gather(p layout.Layout, environ []string, fds []descriptor, fdsErr error) *facts {
 	f := &facts{paths: p, environ: environ, fds: fds, fdsErr: fdsErr}
-	f.status, f.statusErr = readStatus()
+	f.status, f.statusErr = procstatus.Read("self")
 	f.procs, f.procsErr = processes()
 	f.firstPID, f.startEnv, f.startEnvErr = startEnvironment(f.procs, f.procsErr)
 	f.mounts, f.mountsErr = visibleMounts()
 	f.conf, f.confErr = launcher.LoadConf(p.Conf)
 	f.launch, f.launchErr = f.recomputeLaunch()
 	if f.launchErr != nil {
-		f.launchErr = fmt.Errorf("cannot recompute this sandbox's plan: %v", f.launchErr)
+		f.launchErr = fmt.Errorf("cannot recompute this sandbox's plan: %w", f.launchErr)
 	}
 	f.interfaces, f.interfacesErr = readInterfaces()
 	f.nameservers, f.nameserversErr = readNameservers()
@@ -128,7 +130,7 @@ func (f *facts) recomputeLaunch() (*launchView, error) {
 func (f *facts) sessionAuth(l *sandbox.Launch) {
 	if token := f.sessionToken(); token != "" {
 		l.AuthToken = token
-		l.AuthAddr = strings.TrimPrefix(envMap(f.startEnv)["ANTHROPIC_BASE_URL"], "http://")
+		l.AuthAddr = strings.TrimPrefix(envlist.Map(f.startEnv)["ANTHROPIC_BASE_URL"], "http://")
 	}
 }
 
@@ -136,32 +138,11 @@ func (f *facts) sessionAuth(l *sandbox.Launch) {
 // its login (credentials = proxy), or "" when it gave none. The conf must
 // have loaded.
 func (f *facts) sessionToken() string {
-	token := envMap(f.startEnv)["ANTHROPIC_AUTH_TOKEN"]
+	token := envlist.Map(f.startEnv)["ANTHROPIC_AUTH_TOKEN"]
 	if f.conf.CredentialMode() != sandbox.CredentialsProxy || !strings.HasPrefix(token, authproxy.PlaceholderPrefix) {
 		return ""
 	}
 	return token
-}
-
-func readStatus() (map[string]string, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return parseStatus(f)
-}
-
-// parseStatus reads the "Name:\tvalue" lines of /proc/PID/status.
-func parseStatus(r io.Reader) (map[string]string, error) {
-	out := map[string]string{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		if name, value, ok := strings.Cut(sc.Text(), ":"); ok {
-			out[name] = strings.TrimSpace(value)
-		}
-	}
-	return out, sc.Err()
 }
 
 // descriptor is an open file descriptor and what it refers to.
@@ -179,7 +160,7 @@ type descriptor struct {
 func openDescriptors() ([]descriptor, error) {
 	dir, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("/proc/self/fd: %v", err)
+		return nil, fmt.Errorf("/proc/self/fd: %w", err)
 	}
 	defer unix.Close(dir)
 	var names []string
@@ -187,7 +168,7 @@ func openDescriptors() ([]descriptor, error) {
 	for {
 		n, err := unix.ReadDirent(dir, buf)
 		if err != nil {
-			return nil, fmt.Errorf("/proc/self/fd: %v", err)
+			return nil, fmt.Errorf("/proc/self/fd: %w", err)
 		}
 		if n == 0 {
 			break
@@ -203,7 +184,7 @@ func openDescriptors() ([]descriptor, error) {
 		target, _ := os.Readlink("/proc/self/fd/" + name)
 		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
 		if err != nil {
-			return nil, fmt.Errorf("fcntl(%d, F_GETFD): %v", fd, err)
+			return nil, fmt.Errorf("fcntl(%d, F_GETFD): %w", fd, err)
 		}
 		out = append(out, descriptor{fd, target, flags&unix.FD_CLOEXEC == 0})
 	}
@@ -278,7 +259,7 @@ func firstProcess(procs []process) (int, error) {
 		return 0, errors.New("pid 1 has no child: this is not a sandbox bwrap started")
 	}
 	for _, p := range procs {
-		if p.pid == first && len(p.args) > 1 && p.args[0] == sandbox.InitPath && p.args[1] == "init" {
+		if p.pid == first && len(p.args) > 1 && p.args[0] == layout.InitPath && p.args[1] == "init" {
 			if job := childOf(procs, first); job != 0 {
 				return job, nil
 			}
@@ -312,25 +293,4 @@ func splitNul(b []byte) []string {
 		return nil
 	}
 	return strings.Split(s, "\x00")
-}
-
-// envMap indexes an environment by name.
-func envMap(environ []string) map[string]string {
-	out := map[string]string{}
-	for _, kv := range environ {
-		name, value, _ := strings.Cut(kv, "=")
-		out[name] = value
-	}
-	return out
-}
-
-// envNames returns the sorted variable names of an environment.
-func envNames(environ []string) []string {
-	var out []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,7 +34,7 @@ func readOnly(path string) (string, error) {
 	}
 	var st unix.Statfs_t
 	if err := unix.Statfs(p, &st); err != nil {
-		return "", fmt.Errorf("%s: %v", p, err)
+		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	if st.Flags&unix.ST_RDONLY == 0 {
 		return "", fmt.Errorf("%s is on a writable mount (only its permission bits refuse writes)", p)
@@ -73,7 +73,7 @@ func allReadOnly(paths ...string) (string, error) {
 // read-only.
 func (f *facts) ownTmpfs(path string) error {
 	m, ok := f.mountAt(path)
-	if !ok || m.fsType != "tmpfs" || m.readOnly {
+	if !ok || m.FSType != "tmpfs" || m.ReadOnly() {
 		return fmt.Errorf("%s is not a tmpfs of the sandbox's own: what is there comes from the host", path)
 	}
 	return nil
@@ -93,7 +93,7 @@ func insideMarker(f *facts) (string, error) {
 	if !launcher.Inside() {
 		return "", errors.New("the launcher does not recognise this sandbox: the marker is there but the confinement it also demands is not")
 	}
-	return sandbox.InsideMarker + " is on the sandbox's own /run, and the launcher recognises the sandbox", nil
+	return layout.InsideMarker + " is on the sandbox's own /run, and the launcher recognises the sandbox", nil
 }
 
 // systemReadOnly: the system (/, /etc, /usr, /var) is read-only, so no
@@ -245,8 +245,8 @@ func maskedDirs(f *facts, dirs []string) (string, error) {
 		}
 		var extra []string
 		for _, m := range f.mounts {
-			if m.point != d && within(d, m.point) && !f.planned(m, false) {
-				extra = append(extra, m.point)
+			if m.Point != d && within(d, m.Point) && !f.planned(m, false) {
+				extra = append(extra, m.Point)
 			}
 		}
 		if len(extra) > 0 {

@@ -7,7 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/installer"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
@@ -35,10 +36,10 @@ func homeMounts(f *facts) (string, error) {
 	home := f.launch.launch.Home
 	var names, extra []string
 	for _, m := range f.mounts {
-		if m.point == home || !within(home, m.point) {
+		if m.Point == home || !within(home, m.Point) {
 			continue
 		}
-		name := "~/" + strings.TrimPrefix(m.point, home+"/")
+		name := "~/" + strings.TrimPrefix(m.Point, home+"/")
 		if f.planned(m, false) {
 			names = append(names, name)
 		} else {
@@ -66,7 +67,7 @@ func claudeSettingsReadOnly(f *facts) (string, error) {
 	}
 	home := f.launch.launch.Home
 	var paths []string
-	for _, rel := range sandbox.ClaudeReadOnly {
+	for _, rel := range sandbox.ClaudeReadOnly() {
 		paths = append(paths, filepath.Join(home, rel))
 	}
 	commands, err := sandbox.ClaudeCommandFiles(home)
@@ -132,7 +133,7 @@ func claudeOnPath(f *facts) (string, error) {
 	for _, c := range []struct{ path, what string }{
 		{f.paths.RealBinary, "the real Claude Code"},
 		{exe, "the launcher, which inside runs the real binary directly"},
-		{installer.LauncherBinary, "the launcher, which inside runs the real binary directly"},
+		{layout.LauncherBinary, "the launcher, which inside runs the real binary directly"},
 	} {
 		if same, _ := sameFile(p, c.path); same && what == "" {
 			what = c.what
@@ -149,12 +150,7 @@ func claudeOnPath(f *facts) (string, error) {
 
 // lookPath finds name on environ's PATH the way a shell does.
 func lookPath(environ []string, name string) (string, error) {
-	path := ""
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
+	path := envlist.Map(environ)["PATH"] // the last definition, which a shell keeps
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" {
 			dir = "."

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +30,7 @@ func gitDirRefused(f *facts) (string, error) {
 		unix.Rmdir(probe)
 		return "", fmt.Errorf("mkdir %s succeeded (removed again): nothing refuses a .git in the workspace", probe)
 	}
-	return "", fmt.Errorf("mkdir %s failed with %v, not the warden's EPERM", probe, err)
+	return "", fmt.Errorf("mkdir %s failed with %w, not the warden's EPERM", probe, err)
 }
 
 // gitDirPrivate: the sandbox's own /tmp may hold a repository: what is made
@@ -38,11 +38,11 @@ func gitDirRefused(f *facts) (string, error) {
 func gitDirPrivate(*facts) (string, error) {
 	dir, err := os.MkdirTemp("/tmp", "verify-git-")
 	if err != nil {
-		return "", fmt.Errorf("cannot make a directory in /tmp: %v", err)
+		return "", fmt.Errorf("cannot make a directory in /tmp: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	if err := unix.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
-		return "", fmt.Errorf("mkdir %s/.git: %v; the sandbox's own /tmp should allow it", dir, err)
+		return "", fmt.Errorf("mkdir %s/.git: %w; the sandbox's own /tmp should allow it", dir, err)
 	}
 	return "a .git can be made in the sandbox's own /tmp", nil
 }
@@ -71,7 +71,7 @@ func wardenRefuses(path string) error {
 				unix.Rmdir(path)
 				return fmt.Errorf("%s could be made", path)
 			} else if !errors.Is(err, unix.EROFS) {
-				return fmt.Errorf("making %s failed with %v, not the warden's EROFS", path, err)
+				return fmt.Errorf("making %s failed with %w, not the warden's EROFS", path, err)
 			}
 			return nil
 		}
@@ -81,7 +81,7 @@ func wardenRefuses(path string) error {
 			unix.Unlink(first)
 			return fmt.Errorf("a file %s could be made on the way to %s", first, path)
 		} else if !errors.Is(err, unix.EROFS) {
-			return fmt.Errorf("making a file %s on the way to %s failed with %v, not the warden's EROFS", first, path, err)
+			return fmt.Errorf("making a file %s on the way to %s failed with %w, not the warden's EROFS", first, path, err)
 		}
 	case err != nil:
 		return err
@@ -93,7 +93,7 @@ func wardenRefuses(path string) error {
 			unix.Unlink(probe)
 			return fmt.Errorf("a file could be made in %s", path)
 		} else if !errors.Is(err, unix.EROFS) {
-			return fmt.Errorf("making a file in %s failed with %v, not EROFS", path, err)
+			return fmt.Errorf("making a file in %s failed with %w, not EROFS", path, err)
 		}
 	default:
 		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -101,7 +101,7 @@ func wardenRefuses(path string) error {
 			unix.Close(fd)
 			return fmt.Errorf("%s could be opened for writing", path)
 		} else if !errors.Is(err, unix.EROFS) {
-			return fmt.Errorf("opening %s for writing failed with %v, not EROFS", path, err)
+			return fmt.Errorf("opening %s for writing failed with %w, not EROFS", path, err)
 		}
 	}
 	return nil
@@ -115,7 +115,7 @@ func wardenRefuses(path string) error {
 func madeDuringSession(path string) bool {
 	var marker, st unix.Statx_t
 	const mask = unix.STATX_BTIME | unix.STATX_CTIME
-	if unix.Statx(unix.AT_FDCWD, sandbox.InsideMarker, 0, mask, &marker) != nil ||
+	if unix.Statx(unix.AT_FDCWD, layout.InsideMarker, 0, mask, &marker) != nil ||
 		unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, mask, &st) != nil {
 		return false
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -47,8 +48,8 @@ func network(f *facts) (string, error) {
 		return "", f.confErr
 	}
 	c := f.conf
-	return fmt.Sprintf("network = %s%s, credentials = %s%s, in %s; the checks that follow probe them",
-		c.NetworkMode(), byDefault(c.Network), c.CredentialMode(), byDefault(c.Credentials), c.Source), nil
+	return fmt.Sprintf("network = %s%s, credentials = %s%s, in %s; allowlist: %s; the checks that follow probe them",
+		c.NetworkMode(), byDefault(c.Network), c.CredentialMode(), byDefault(c.Credentials), c.Source, c.AllowlistSummary()), nil
 }
 
 func byDefault(line string) string {
@@ -235,7 +236,7 @@ func proxyEnvironment(f *facts) (string, error) {
 	if f.startEnvErr != nil {
 		return "", f.startEnvErr
 	}
-	env := envMap(f.startEnv)
+	env := envlist.Map(f.startEnv)
 	proxy := "http://" + sandbox.EgressProxyAddr
 	var wrong, set, wide []string
 	for _, n := range proxyVars {

@@ -106,7 +106,9 @@ func TestNetworkReportsTheModes(t *testing.T) {
 	d, err := network(netFacts(t, ""))
 	wantCheck(t, "network", d, err, "network = allowlist (the default), credentials = proxy (the default), in test.conf")
 	d, err = network(netFacts(t, "network = open\ncredentials = inside\n"))
-	wantCheck(t, "network", d, err, "network = open, credentials = inside, in test.conf")
+	wantCheck(t, "network", d, err, "network = open, credentials = inside, in test.conf; allowlist: none: network = open;")
+	d, err = network(netFacts(t, "allow-preset = npm, pypi\nallow-preset = npm\nallow-domain = example.com\n"))
+	wantCheck(t, "network", d, err, "in test.conf; allowlist: allow-preset npm, pypi (3 hosts), 1 allow-domain, 0 allow-ip, besides Claude Code's own connection; the checks")
 	d, err = network(&facts{confErr: errors.New("no conf")})
 	wantCheck(t, "network", d, err, "FAIL no conf")
 }

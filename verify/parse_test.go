@@ -7,57 +7,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"golang.org/x/sys/unix"
 )
 
-func TestParseMountinfo(t *testing.T) {
-	in := `66 42 254:0 / / ro,nosuid,nodev,relatime - ext4 /dev/vda rw,discard
-97 66 0:44 / /run rw,nosuid,nodev,relatime - tmpfs tmpfs rw,mode=755
-105 104 254:0 /w/proj/.bin/real-claude /home/my\040user/.local/bin/claude ro,relatime master:3 - ext4 /dev/vda rw
-`
-	got, err := parseMountinfo(strings.NewReader(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []mount{
-		{id: 66, parent: 42, dev: "254:0", root: "/", point: "/", readOnly: true, fsType: "ext4"},
-		{id: 97, parent: 66, dev: "0:44", root: "/", point: "/run", fsType: "tmpfs"},
-		{id: 105, parent: 104, dev: "254:0", root: "/w/proj/.bin/real-claude", point: "/home/my user/.local/bin/claude", readOnly: true, fsType: "ext4"},
-	}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(mount{})); diff != "" {
-		t.Errorf("parseMountinfo mismatch (-want +got):\n%s", diff)
-	}
-	if _, err := parseMountinfo(strings.NewReader("66 42 254:0 / /\n")); err == nil {
-		t.Error("a truncated line parsed")
-	}
-}
-
-func TestUnescapeMountPath(t *testing.T) {
-	for in, want := range map[string]string{
-		`/a\040b`:     "/a b",
-		`/tab\011x`:   "/tab\tx",
-		`/back\134sl`: `/back\sl`,
-		`/plain`:      "/plain",
-		`/short\04`:   `/short\04`,
-	} {
-		if got := unescapeMountPath(in); got != want {
-			t.Errorf("unescapeMountPath(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestParseStatus(t *testing.T) {
+func TestNonZeroCaps(t *testing.T) {
 	in := "Name:\tclaude\nNoNewPrivs:\t1\nCapEff:\t0000000000000000\nCapBnd:\t000001ffffffffff\nSeccomp:\t2\n"
-	st, err := parseStatus(strings.NewReader(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st["NoNewPrivs"] != "1" || st["Seccomp"] != "2" || st["Name"] != "claude" {
-		t.Errorf("parseStatus = %v", st)
-	}
+	st := procstatus.Parse([]byte(in))
 	held, err := nonZeroCaps(st, "CapEff", "CapBnd")
 	if err != nil || len(held) != 1 || held[0] != "CapBnd=000001ffffffffff" {
 		t.Errorf("nonZeroCaps = %v, %v; want only CapBnd", held, err)
@@ -86,7 +47,7 @@ func TestFirstProcess(t *testing.T) {
 		t.Error("no child of pid 1 was not an error")
 	}
 	// With a terminal, init runs Claude as its child.
-	job := []process{{pid: 1, comm: "bwrap"}, {pid: 2, ppid: 1, comm: "claude-sandbox", args: []string{sandbox.InitPath, "init", "--", "claude"}}, {pid: 4, ppid: 3}, {pid: 3, ppid: 2, comm: "claude"}}
+	job := []process{{pid: 1, comm: "bwrap"}, {pid: 2, ppid: 1, comm: "claude-sandbox", args: []string{layout.InitPath, "init", "--", "claude"}}, {pid: 4, ppid: 3}, {pid: 3, ppid: 2, comm: "claude"}}
 	if got, err := firstProcess(job); err != nil || got != 3 {
 		t.Errorf("firstProcess = %d, %v; want init's child 3", got, err)
 	}
@@ -186,7 +147,7 @@ func TestFinalMounts(t *testing.T) {
 			t.Errorf("planned mount at %s is %q, want %q", point, got, op)
 		}
 	}
-	if m, ok := final[sandbox.InsideMarker]; ok {
+	if m, ok := final[layout.InsideMarker]; ok {
 		t.Errorf("the inside marker, a directory, is taken for a mount: %+v", m)
 	}
 	env := planEnv(plan)
@@ -201,13 +162,13 @@ func TestFinalMounts(t *testing.T) {
 
 func TestPlanned(t *testing.T) {
 	f := &facts{
-		mounts: []mount{
-			{point: "/w", dev: "8:1", root: "/srv/w"},
-			{point: "/w/.git", dev: "8:1", root: "/srv/w/.git"}, // a pin the session asked for
-			{point: "/w/evil", dev: "8:1", root: "/etc"},        // another directory, shown in the workspace
-			{point: "/w/other", dev: "8:2", root: "/other"},
-			{point: "/dev/null", dev: "0:6", root: "/null"},
-			{point: "/home/u/.claude/settings.json", readOnly: true},
+		mounts: []mountinfo.Mount{
+			{Point: "/w", Dev: "8:1", Root: "/srv/w"},
+			{Point: "/w/.git", Dev: "8:1", Root: "/srv/w/.git"}, // a pin the session asked for
+			{Point: "/w/evil", Dev: "8:1", Root: "/etc"},        // another directory, shown in the workspace
+			{Point: "/w/other", Dev: "8:2", Root: "/other"},
+			{Point: "/dev/null", Dev: "0:6", Root: "/null"},
+			{Point: "/home/u/.claude/settings.json", Options: "ro"},
 		},
 		launch: &launchView{
 			plan: &sandbox.Plan{Workspace: "/w", Mounts: []sandbox.Mount{
@@ -221,10 +182,10 @@ func TestPlanned(t *testing.T) {
 	} {
 		m := f.mounts[i]
 		if got := f.planned(m, false); got != want.any {
-			t.Errorf("planned(%s, false) = %v, want %v", m.point, got, want.any)
+			t.Errorf("planned(%s, false) = %v, want %v", m.Point, got, want.any)
 		}
 		if got := f.planned(m, true); got != want.writable {
-			t.Errorf("planned(%s, true) = %v, want %v", m.point, got, want.writable)
+			t.Errorf("planned(%s, true) = %v, want %v", m.Point, got, want.writable)
 		}
 	}
 }
@@ -234,7 +195,7 @@ func TestMaskGroupsAreTheMaskedDirs(t *testing.T) {
 	for _, g := range [][]string{runDirs, tmpDirs, homeDirs, projectDirs} {
 		groups = append(groups, g...)
 	}
-	if diff := cmp.Diff(sandbox.MaskedDirs, groups, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+	if diff := cmp.Diff(sandbox.MaskedDirs(), groups, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("the checks' mask groups are not sandbox.MaskedDirs (-want +got):\n%s", diff)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -68,7 +69,7 @@ func nonZeroCaps(status map[string]string, names ...string) ([]string, error) {
 func noNewPrivileges(*facts) (string, error) {
 	v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	if err != nil {
-		return "", fmt.Errorf("prctl(PR_GET_NO_NEW_PRIVS): %v", err)
+		return "", fmt.Errorf("prctl(PR_GET_NO_NEW_PRIVS): %w", err)
 	}
 	if v != 1 {
 		return "", errors.New("no_new_privs is not set: a setuid program would gain its privileges")
@@ -81,7 +82,7 @@ func noNewPrivileges(*facts) (string, error) {
 func seccompFilter(f *facts) (string, error) {
 	v, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
 	if err != nil {
-		return "", fmt.Errorf("prctl(PR_GET_SECCOMP): %v", err)
+		return "", fmt.Errorf("prctl(PR_GET_SECCOMP): %w", err)
 	}
 	if v != 2 {
 		return "", fmt.Errorf("seccomp mode is %d, not 2 (filter): no syscall filter is installed", v)
@@ -157,7 +158,7 @@ func pid1Environment(*facts) (string, error) {
 		return "", err
 	}
 	if len(env) > 0 {
-		return "", fmt.Errorf("/proc/1/environ holds %d variables (%s)", len(splitNul(env)), strings.Join(envNames(splitNul(env)), ", "))
+		return "", fmt.Errorf("/proc/1/environ holds %d variables (%s)", len(splitNul(env)), strings.Join(envlist.Names(splitNul(env)), ", "))
 	}
 	cmdline, err := os.ReadFile("/proc/1/cmdline")
 	if err != nil {
@@ -177,7 +178,7 @@ func launchEnvironment(f *facts) (string, error) {
 		return "", f.launchErr
 	}
 	planned := planEnv(f.launch.plan)
-	got := envMap(f.startEnv)
+	got := envlist.Map(f.startEnv)
 	var extra, missing, differ []string
 	for name, value := range got {
 		want, ok := planned[name]
@@ -225,7 +226,7 @@ func secretVariables(f *facts) (string, error) {
 	var allowed, leaked []string
 	seen := map[string]bool{}
 	proxied := f.sessionToken() != ""
-	for _, name := range envNames(append(append([]string{}, f.startEnv...), f.environ...)) {
+	for _, name := range envlist.Names(append(append([]string{}, f.startEnv...), f.environ...)) {
 		if seen[name] || !looksSecret(name) {
 			continue
 		}

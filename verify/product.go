@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/claude-sandbox/claude-sandbox/installer"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // confReadOnly: the conf cannot be changed or replaced, so the session
@@ -21,7 +21,7 @@ func launcherReadOnly(*facts) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return allReadOnly(exe, filepath.Dir(exe), installer.LauncherBinary, filepath.Dir(installer.LauncherBinary))
+	return allReadOnly(exe, filepath.Dir(exe), layout.LauncherBinary, filepath.Dir(layout.LauncherBinary))
 }
 
 // realBinaryReadOnly: the real Claude Code cannot be changed, so what
@@ -36,7 +36,7 @@ func realBinaryReadOnly(f *facts) (string, error) {
 // changed, so the session cannot loosen Claude's own rules or fake this
 // command.
 func managedSettingsReadOnly(*facts) (string, error) {
-	return allReadOnly(installer.ManagedPath, filepath.Dir(installer.ManagedPath))
+	return allReadOnly(layout.ManagedSettings, filepath.Dir(layout.ManagedSettings))
 }
 
 // outsideSettingsCovered: a Claude Code started outside the sandbox runs

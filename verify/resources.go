@@ -26,7 +26,7 @@ func resourceLimits(*facts) (string, error) {
 	}
 	var nproc unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NPROC, &nproc); err != nil {
-		return "", fmt.Errorf("getrlimit(RLIMIT_NPROC): %v", err)
+		return "", fmt.Errorf("getrlimit(RLIMIT_NPROC): %w", err)
 	}
 	return judgeResourceLimits(os.Getuid(), n, nproc)
 }

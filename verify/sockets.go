@@ -171,7 +171,7 @@ func socketFamiliesAllowed(*facts) (string, error) {
 	var calls []string
 	for _, t := range tries {
 		if t.err != nil {
-			return "", fmt.Errorf("%s failed: %v: programs that need it break", t.call, t.err)
+			return "", fmt.Errorf("%s failed: %w: programs that need it break", t.call, t.err)
 		}
 		calls = append(calls, t.call)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +30,7 @@ func refusedAll(calls []string, errs []error) (string, error) {
 		case err == nil:
 			return "", fmt.Errorf("%s succeeded", call)
 		case !errors.Is(err, unix.EPERM):
-			return "", fmt.Errorf("%s failed with %v, not EPERM", call, err)
+			return "", fmt.Errorf("%s failed with %w, not EPERM", call, err)
 		}
 	}
 	return strings.Join(calls, ", ") + " refused with EPERM", nil
@@ -165,7 +165,7 @@ func clone3Refused(*facts) (string, error) {
 	if errno == unix.ENOSYS {
 		return "clone3 refused with ENOSYS", nil
 	}
-	return "", fmt.Errorf("clone3 reached the kernel (%v): no filter refused it", errno)
+	return "", fmt.Errorf("clone3 reached the kernel (%w): no filter refused it", errno)
 }
 
 // keyringRefused: the kernel keyrings, which are not namespaced, are out
@@ -212,9 +212,9 @@ func errnoErr(errno unix.Errno) error {
 // added. The probe would put a tmpfs on the inside marker's directory
 // (and takes it off again if that worked).
 func mountRefused(*facts) (string, error) {
-	err := unix.Mount("tmpfs", sandbox.InsideMarker, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k")
+	err := unix.Mount("tmpfs", layout.InsideMarker, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k")
 	if err == nil {
-		unix.Unmount(sandbox.InsideMarker, unix.MNT_DETACH)
+		unix.Unmount(layout.InsideMarker, unix.MNT_DETACH)
 	}
 	return refusedAll([]string{"mount(tmpfs)"}, []error{err})
 }

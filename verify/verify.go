@@ -14,8 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
 // Result is one check's outcome. Detail names paths, variables and counts,
@@ -26,38 +26,20 @@ type Result struct {
 	Detail string `json:"detail"`
 }
 
-const usage = "usage: claude-sandbox verify [--json]"
-
 // maxStatus keeps the failure count below launcher.ExitRefused, which
 // means "not inside the sandbox".
 const maxStatus = launcher.ExitRefused - 1
 
 // Run is `claude-sandbox verify`: it runs every check, prints a table (or
-// JSON with --json), and returns the number of failed checks. Outside the
-// sandbox it refuses with launcher.ExitRefused; a usage error is 2.
-func Run(p launcher.Paths, args, environ []string, stdout, stderr io.Writer) int {
+// JSON), and returns the number of failed checks. Outside the sandbox it
+// refuses with launcher.ExitRefused.
+func Run(p layout.Layout, asJSON bool, environ []string, stdout, stderr io.Writer) int {
 	// First, before verify itself opens anything.
 	fds, fdsErr := openDescriptors()
-	asJSON := false
-	for _, a := range args {
-		switch {
-		case a == "--json":
-			asJSON = true
-		case a == "-h" || a == "--help":
-			fmt.Fprintln(stdout, usage)
-			return 0
-		case strings.HasPrefix(a, "-"):
-			fmt.Fprintf(stderr, "claude-sandbox verify: unknown flag %q (%s)\n", a, usage)
-			return 2
-		default:
-			fmt.Fprintf(stderr, "claude-sandbox verify: unexpected argument %q (%s)\n", a, usage)
-			return 2
-		}
-	}
 	// Only the marker decides whether to run: a sandbox that has the marker
 	// but lost its confinement is exactly what the checks must report.
-	if fi, err := os.Lstat(sandbox.InsideMarker); err != nil || !fi.IsDir() {
-		fmt.Fprintf(stderr, "claude-sandbox verify: not inside the sandbox: %s is missing; start Claude with claude, then run /verify-sandbox or claude-sandbox verify from its shell\n", sandbox.InsideMarker)
+	if fi, err := os.Lstat(layout.InsideMarker); err != nil || !fi.IsDir() {
+		fmt.Fprintf(stderr, "claude-sandbox verify: not inside the sandbox: %s is missing; start Claude with claude, then run /verify-sandbox or claude-sandbox verify from its shell\n", layout.InsideMarker)
 		return launcher.ExitRefused
 	}
 	results := runAll(gather(p, environ, fds, fdsErr))

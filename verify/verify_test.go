@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -86,29 +86,12 @@ func TestCheckIDs(t *testing.T) {
 	}
 }
 
-func TestRunUsage(t *testing.T) {
-	for _, tt := range []struct {
-		args   []string
-		status int
-		out    string
-	}{
-		{[]string{"--bogus"}, 2, `claude-sandbox verify: unknown flag "--bogus" (usage: claude-sandbox verify [--json])` + "\n"},
-		{[]string{"extra"}, 2, `claude-sandbox verify: unexpected argument "extra" (usage: claude-sandbox verify [--json])` + "\n"},
-		{[]string{"--help"}, 0, ""},
-	} {
-		var stdout, stderr bytes.Buffer
-		if got := Run(launcher.Default, tt.args, nil, &stdout, &stderr); got != tt.status || stderr.String() != tt.out {
-			t.Errorf("Run(%q) = %d, stderr %q; want %d, %q", tt.args, got, stderr.String(), tt.status, tt.out)
-		}
-	}
-}
-
 func TestRunOutside(t *testing.T) {
-	if _, err := os.Lstat(sandbox.InsideMarker); err == nil {
+	if _, err := os.Lstat(layout.InsideMarker); err == nil {
 		t.Skip("the tests run inside a sandbox")
 	}
 	var stdout, stderr bytes.Buffer
-	if got := Run(launcher.Default, []string{"--json"}, nil, &stdout, &stderr); got != launcher.ExitRefused {
+	if got := Run(layout.Installed(), true, nil, &stdout, &stderr); got != launcher.ExitRefused {
 		t.Errorf("Run outside = %d, want %d", got, launcher.ExitRefused)
 	}
 	if stdout.Len() > 0 || !strings.HasPrefix(stderr.String(), "claude-sandbox verify: not inside the sandbox: ") || strings.Count(stderr.String(), "\n") != 1 {

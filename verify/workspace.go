@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -23,7 +24,7 @@ func workspaceWritable(f *facts) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("the workspace %s is not mounted: the sandbox bound another directory", ws)
 	}
-	if m.readOnly {
+	if m.ReadOnly() {
 		return "", fmt.Errorf("the workspace %s is mounted read-only", ws)
 	}
 	err := unix.Access(ws, unix.W_OK)
@@ -31,8 +32,8 @@ func workspaceWritable(f *facts) (string, error) {
 		return ws + " is mounted and writable", nil
 	}
 	var st unix.Stat_t
-	if err != unix.EACCES || unix.Stat(ws, &st) != nil || int(st.Uid) == unix.Getuid() {
-		return "", fmt.Errorf("the workspace %s is not writable: %v", ws, err)
+	if !errors.Is(err, unix.EACCES) || unix.Stat(ws, &st) != nil || int(st.Uid) == unix.Getuid() {
+		return "", fmt.Errorf("the workspace %s is not writable: %w", ws, err)
 	}
 	return fmt.Sprintf("%s is mounted read-write; another user owns it (mode %04o) and does not let this user write it, outside as inside", ws, st.Mode&0o7777), nil
 }
@@ -66,7 +67,7 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 			// Made outside since the launch: the warden holds it.
 			if final[point].Op.ReadOnly() {
 				if err := wardenRefuses(point); err != nil {
-					return "", fmt.Errorf("protected %s, made during the session: %v", rel, err)
+					return "", fmt.Errorf("protected %s, made during the session: %w", rel, err)
 				}
 				warden++
 			}
@@ -74,7 +75,7 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 		}
 		if final[point].Op.ReadOnly() {
 			if _, err := readOnly(point); err != nil {
-				return "", fmt.Errorf("protected %s: %v", rel, err)
+				return "", fmt.Errorf("protected %s: %w", rel, err)
 			}
 			held = append(held, rel)
 			continue
@@ -86,7 +87,7 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 	}
 	for _, r := range f.launch.plan.PathRules {
 		if err := wardenRefuses(r.Path); err != nil {
-			return "", fmt.Errorf("protected %s, missing at launch: %v", strings.TrimPrefix(r.Path, ws+"/"), err)
+			return "", fmt.Errorf("protected %s, missing at launch: %w", strings.TrimPrefix(r.Path, ws+"/"), err)
 		}
 		warden++
 	}
@@ -121,10 +122,10 @@ func plannedMounts(f *facts) (string, error) {
 			later++
 		case !ok:
 			wrong = append(wrong, point+" is not mounted")
-		case m.readOnly != pm.Op.ReadOnly():
-			wrong = append(wrong, fmt.Sprintf("%s is %s", point, map[bool]string{true: "read-only", false: "writable"}[m.readOnly]))
-		case wantFS != "" && m.fsType != wantFS:
-			wrong = append(wrong, fmt.Sprintf("%s is %s, not %s", point, m.fsType, wantFS))
+		case m.ReadOnly() != pm.Op.ReadOnly():
+			wrong = append(wrong, fmt.Sprintf("%s is %s", point, map[bool]string{true: "read-only", false: "writable"}[m.ReadOnly()]))
+		case wantFS != "" && m.FSType != wantFS:
+			wrong = append(wrong, fmt.Sprintf("%s is %s, not %s", point, m.FSType, wantFS))
 		}
 	}
 	if len(wrong) > 0 {
@@ -143,12 +144,12 @@ func writableMounts(f *facts) (string, error) {
 	var extra []string
 	n := 0
 	for _, m := range f.mounts {
-		if m.readOnly {
+		if m.ReadOnly() {
 			continue
 		}
 		n++
 		if !f.planned(m, true) {
-			extra = append(extra, m.point)
+			extra = append(extra, m.Point)
 		}
 	}
 	if len(extra) > 0 {

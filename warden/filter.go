@@ -158,7 +158,7 @@ func Install() (int, error) {
 			flags &^= unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV // before Linux 5.19
 			continue
 		}
-		return -1, fmt.Errorf("cannot install the warden's filter: %v", errno)
+		return -1, fmt.Errorf("cannot install the warden's filter: %w", errno)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"golang.org/x/sys/unix"
 )
 
@@ -150,11 +151,11 @@ func TestWalkProc(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
-	st, err := parseStatus([]byte("Name:\tsh\nUmask:\t0027\nTgid:\t40\nNStgid:\t40\t2\nPid:\t41\nNSpid:\t41\t3\n"))
+	st, err := parseStatus(procstatus.Parse([]byte("Name:\tsh\nUmask:\t0027\nTgid:\t40\nNStgid:\t40\t2\nPid:\t41\nNSpid:\t41\t3\n")))
 	if err != nil || st.umask != 0o027 || st.tgid != "2" || st.tid != "3" {
 		t.Errorf("parseStatus = %+v, %v; want umask 027, tgid 2, tid 3", st, err)
 	}
-	if _, err := parseStatus([]byte("Name:\tsh\nNStgid:\t40\n")); err == nil {
+	if _, err := parseStatus(procstatus.Parse([]byte("Name:\tsh\nNStgid:\t40\n"))); err == nil {
 		t.Error("a status without Umask parsed")
 	}
 }

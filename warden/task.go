@@ -1,13 +1,13 @@
 package warden
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"golang.org/x/sys/unix"
 )
 
@@ -83,11 +83,11 @@ func (t *task) readStatus() (*taskStatus, error) {
 	if t.status != nil {
 		return t.status, nil
 	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", t.tid))
+	status, err := procstatus.Read(strconv.Itoa(t.tid))
 	if err != nil {
 		return nil, err
 	}
-	st, err := parseStatus(data)
+	st, err := parseStatus(status)
 	if err != nil {
 		return nil, err
 	}
@@ -97,12 +97,10 @@ func (t *task) readStatus() (*taskStatus, error) {
 
 // parseStatus reads Umask, NStgid and NSpid; the last field of the two
 // lists is the ID in the innermost namespace, the sandbox's.
-func parseStatus(data []byte) (*taskStatus, error) {
+func parseStatus(status procstatus.Status) (*taskStatus, error) {
 	st := &taskStatus{}
 	seen := 0
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		name, value, _ := strings.Cut(sc.Text(), ":")
+	for name, value := range status {
 		fields := strings.Fields(value)
 		if len(fields) == 0 {
 			continue
@@ -111,7 +109,7 @@ func parseStatus(data []byte) (*taskStatus, error) {
 		case "Umask":
 			u, err := strconv.ParseUint(fields[0], 8, 32)
 			if err != nil {
-				return nil, fmt.Errorf("status: Umask %q: %v", fields[0], err)
+				return nil, fmt.Errorf("status: Umask %q: %w", fields[0], err)
 			}
 			st.umask = uint32(u)
 			seen++

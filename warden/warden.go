@@ -127,12 +127,12 @@ func New(listener int, r Rules) (*Warden, error) {
 	for _, d := range r.Dirs {
 		fd, err := unix.Open(d.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, fmt.Errorf("warden: %s: %v", d.Dir, err)
+			return nil, fmt.Errorf("warden: %s: %w", d.Dir, err)
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			unix.Close(fd)
-			return nil, fmt.Errorf("warden: %s: %v", d.Dir, err)
+			return nil, fmt.Errorf("warden: %s: %w", d.Dir, err)
 		}
 		id := fileID{st.Dev, st.Ino}
 		if old, ok := w.dirs[id]; ok {
@@ -184,7 +184,7 @@ func (w *Warden) Serve() {
 func (w *Warden) work() {
 	runtime.LockOSThread()
 	if err := unix.Unshare(unix.CLONE_FS); err != nil {
-		w.fatal(fmt.Errorf("unshare(CLONE_FS): %v", err))
+		w.fatal(fmt.Errorf("unshare(CLONE_FS): %w", err))
 		return
 	}
 	if err := dropCapabilities(); err != nil {
@@ -228,14 +228,14 @@ func dropCapabilities() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %v", err)
+		return fmt.Errorf("capget: %w", err)
 	}
 	if data[0].Effective == 0 && data[1].Effective == 0 {
 		return nil
 	}
 	data[0].Effective, data[1].Effective = 0, 0
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capset: %v", err)
+		return fmt.Errorf("capset: %w", err)
 	}
 	return nil
 }

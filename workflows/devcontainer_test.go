@@ -14,6 +14,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/claude-sandbox/claude-sandbox/features"
+	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 )
 
 // devcontainerConfig is .devcontainer/devcontainer.json.
@@ -21,7 +22,7 @@ var devcontainerConfig = filepath.Join(root, ".devcontainer", "devcontainer.json
 
 // featureNamespace is where users get the feature and the release
 // workflow publishes it: REGISTRY/NAMESPACE, before /ID:TAG.
-const featureNamespace = features.DocsRegistry + "/" + features.Namespace
+const featureNamespace = packaging.DocsRegistry + "/" + packaging.Namespace
 
 // readDevcontainer returns devcontainer.json as standard JSON.
 func readDevcontainer(t *testing.T) []byte {
@@ -92,7 +93,7 @@ func TestDevcontainerUsesThePublishedFeature(t *testing.T) {
 // on first use. Without it (no npm, no registry) the test is skipped with
 // a loud line; under CI=true it fails.
 func devcontainerCLI(t *testing.T) string {
-	path, err := features.DevcontainerCLI(features.TestCLICache)
+	path, err := packaging.DevcontainerCLI(packaging.TestCLICache)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("the devcontainer read-configuration test must run under CI=true, but: %v", err)

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 	"github.com/rhysd/actionlint"
-
-	"github.com/claude-sandbox/claude-sandbox/features"
 )
 
 // root is the module root, which holds .github and .devcontainer.
@@ -164,7 +163,7 @@ func TestReleasePublishesToTheDocumentedRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "go run github.com/magefile/mage feature:publish " + features.DocsRegistry + "\n"; !strings.Contains(string(data), want) {
+	if want := "go run github.com/magefile/mage feature:publish " + packaging.DocsRegistry + "\n"; !strings.Contains(string(data), want) {
 		t.Errorf("release.yml has no step %q", strings.TrimSpace(want))
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"os"
 
 	"github.com/claude-sandbox/claude-sandbox/cli"
-	"github.com/claude-sandbox/claude-sandbox/launcher"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 func main() {
-	os.Exit(cli.Main(launcher.Default, os.Args[0], os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+	os.Exit(cli.Main(layout.Installed(), os.Args[0], os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/claude-sandbox/claude-sandbox/features"
+	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 	"github.com/magefile/mage/mg"
 )
 
@@ -16,7 +16,7 @@ const PackageDir = "dist/feature"
 
 // Sync copies devcontainer-feature.json into the feature (features/src/claude-sandbox).
 func (Feature) Sync() error {
-	return features.Sync(".")
+	return packaging.Sync(".")
 }
 
 // Package builds the binaries into the feature and packages it into dist/feature (devcontainer features package).
@@ -25,7 +25,7 @@ func (Feature) Package() error {
 	if err != nil {
 		return err
 	}
-	return features.Package(cli, ".", PackageDir)
+	return packaging.Package(cli, ".", PackageDir)
 }
 
 // Docs rewrites the feature's README.md from its metadata and NOTES.md (devcontainer features generate-docs).
@@ -34,7 +34,7 @@ func (Feature) Docs() error {
 	if err != nil {
 		return err
 	}
-	return features.GenerateDocs(cli, ".")
+	return packaging.GenerateDocs(cli, ".")
 }
 
 // Publish builds, packages and pushes the feature to REGISTRY (ghcr.io; localhost:PORT for a local one) as REGISTRY/claude-sandbox/features/claude-sandbox.
@@ -43,24 +43,24 @@ func (Feature) Publish(registry string) error {
 	if err != nil {
 		return err
 	}
-	p, err := features.Publish(cli, ".", registry)
+	p, err := packaging.Publish(cli, ".", registry)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("published %s to %s/%s: tags %v, digest %s\n", p.Version, registry, features.Namespace, p.Tags, p.Digest)
+	fmt.Printf("published %s to %s/%s: tags %v, digest %s\n", p.Version, registry, packaging.Namespace, p.Tags, p.Digest)
 	return nil
 }
 
 // devcontainerCLI is the pinned devcontainer CLI from the user's cache,
 // installed there on first use; its log goes to stderr.
-func devcontainerCLI() (features.CLI, error) {
-	cache, err := features.DefaultCLICache()
+func devcontainerCLI() (packaging.CLI, error) {
+	cache, err := packaging.DefaultCLICache()
 	if err != nil {
-		return features.CLI{}, err
+		return packaging.CLI{}, err
 	}
-	path, err := features.DevcontainerCLI(cache)
+	path, err := packaging.DevcontainerCLI(cache)
 	if err != nil {
-		return features.CLI{}, err
+		return packaging.CLI{}, err
 	}
-	return features.CLI{Path: path, Log: os.Stderr}, nil
+	return packaging.CLI{Path: path, Log: os.Stderr}, nil
 }

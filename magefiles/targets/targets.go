@@ -10,13 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/claude-sandbox/claude-sandbox/features"
+	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 	"github.com/claude-sandbox/claude-sandbox/promote"
 )
 
 // Build builds the static claude-sandbox for amd64 and arm64 into the feature (features/src/claude-sandbox/bin).
 func Build() error {
-	return features.BuildBinaries(".")
+	return packaging.BuildBinaries(".")
 }
 
 // Install builds claude-sandbox and runs `claude-sandbox install` (as root).
@@ -39,7 +39,7 @@ func build(out string) error {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build: %v", err)
+		return fmt.Errorf("go build: %w", err)
 	}
 	return nil
 }

@@ -54,6 +54,7 @@ add_list --sandbox-cache "${SANDBOXCACHE:-}"
 add_list --pass-env "${PASSENV:-}"
 add_list --protect "${PROTECT:-}"
 add_list --allow-domain "${ALLOWDOMAIN:-}"
+add_list --allow-preset "${ALLOWPRESET:-}"
 add_list --allow-ip "${ALLOWIP:-}"
 if [ -n "$set_args" ]; then
 	old_ifs=$IFS

@@ -6,6 +6,8 @@ package main
 import (
 	"fmt"
 	"os"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 func main() {
@@ -14,7 +16,7 @@ func main() {
 		return
 	}
 	where := "outside"
-	if _, err := os.Stat("/run/claude-sandbox/inside"); err == nil {
+	if _, err := os.Stat(layout.InsideMarker); err == nil {
 		where = "inside"
 	}
 	fmt.Println("fakeclaude", where, os.Args[1:])

@@ -1,13 +1,15 @@
-package features
+package packaging
 
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/claude-sandbox/claude-sandbox/features"
 )
 
 // Where the devcontainer CLI finds and places the feature.
 const (
-	Collection   = "features/src"            // the CLI's collection: one folder per feature, Dir the only one
+	Collection   = "features/src"            // the CLI's collection: one folder per feature, features.Dir the only one
 	Namespace    = "claude-sandbox/features" // a registry holds the feature as REGISTRY/Namespace/ID:TAG
 	DocsRegistry = "ghcr.io"                 // the registry the README's usage example names
 )
@@ -34,7 +36,7 @@ func GenerateDocs(cli CLI, root string) error {
 // Publish prepares the feature under root as Package does and publishes it
 // to registry under Namespace.
 func Publish(cli CLI, root, registry string) (Published, error) {
-	m, err := ReadMetadata(root)
+	m, err := features.ReadMetadata(root)
 	if err != nil {
 		return Published{}, err
 	}
@@ -55,14 +57,14 @@ func prepare(root string) error {
 // publish publishes the collection src and returns what became of the
 // feature m. A version the registry already has is an error: the CLI skips
 // it and exits 0, but a publish that changed nothing should not look done.
-func publish(cli CLI, src, registry string, m Metadata) (Published, error) {
+func publish(cli CLI, src, registry string, m features.Metadata) (Published, error) {
 	report, err := cli.Publish(src, registry, Namespace)
 	if err != nil {
 		return Published{}, err
 	}
 	p := report[m.ID]
 	if p.Version == "" {
-		return p, fmt.Errorf("publishing %s %s to %s: not published; the registry already has that version (raise it in %s)", m.ID, m.Version, registry, Source)
+		return p, fmt.Errorf("publishing %s %s to %s: not published; the registry already has that version (raise it in %s)", m.ID, m.Version, registry, features.Source)
 	}
 	return p, nil
 }

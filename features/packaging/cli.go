@@ -1,4 +1,4 @@
-package features
+package packaging
 
 import (
 	"bytes"
@@ -71,10 +71,10 @@ func installCLI(dir string) error {
 	defer os.RemoveAll(tmp)
 	cmd := exec.Command(npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", tmp, CLIPackage+"@"+CLIVersion)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm install %s@%s: %v: %s", CLIPackage, CLIVersion, err, lastLine(out))
+		return fmt.Errorf("npm install %s@%s: %w: %s", CLIPackage, CLIVersion, err, lastLine(out))
 	}
 	if _, err := os.Stat(cliBinary(tmp)); err != nil {
-		return fmt.Errorf("npm install %s@%s: no devcontainer binary: %v", CLIPackage, CLIVersion, err)
+		return fmt.Errorf("npm install %s@%s: no devcontainer binary: %w", CLIPackage, CLIVersion, err)
 	}
 	// MkdirTemp's 0700 would keep other users from a shared cache.
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -107,7 +107,7 @@ func (c CLI) run(dir string, args ...string) ([]byte, error) {
 		cmd.Stderr = io.MultiWriter(&stderr, c.Log)
 	}
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("devcontainer %s: %v: %s", strings.Join(args, " "), err, lastLine(stderr.Bytes()))
+		return nil, fmt.Errorf("devcontainer %s: %w: %s", strings.Join(args, " "), err, lastLine(stderr.Bytes()))
 	}
 	return stdout.Bytes(), nil
 }
@@ -157,7 +157,7 @@ func (c CLI) Publish(src, registry, namespace string) (map[string]Published, err
 	}
 	var report map[string]Published
 	if err := json.Unmarshal(out, &report); err != nil {
-		return nil, fmt.Errorf("devcontainer features publish: reading its report: %v", err)
+		return nil, fmt.Errorf("devcontainer features publish: reading its report: %w", err)
 	}
 	return report, nil
 }

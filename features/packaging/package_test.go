@@ -1,4 +1,4 @@
-package features
+package packaging
 
 import (
 	"archive/tar"
@@ -10,23 +10,27 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/features"
 	"github.com/google/go-cmp/cmp"
 )
 
+// root is the module root, where the feature's sources are.
+const root = "../.."
+
 // stageFeature copies what the feature's package is made of into a new
 // root, so the CLI runs leave the tree alone: the source metadata and the
-// files of Dir (not bin/, which a build of the tree may have left).
+// files of features.Dir (not bin/, which a build of the tree may have left).
 func stageFeature(t *testing.T) string {
 	t.Helper()
 	staged := t.TempDir()
-	copyFile(t, filepath.Join(root, Source), filepath.Join(staged, Source))
-	entries, err := os.ReadDir(filepath.Join(root, Dir))
+	copyFile(t, filepath.Join(root, features.Source), filepath.Join(staged, features.Source))
+	entries, err := os.ReadDir(filepath.Join(root, features.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
 		if e.Type().IsRegular() {
-			copyFile(t, filepath.Join(root, Dir, e.Name()), filepath.Join(staged, Dir, e.Name()))
+			copyFile(t, filepath.Join(root, features.Dir, e.Name()), filepath.Join(staged, features.Dir, e.Name()))
 		}
 	}
 	if err := Sync(staged); err != nil {
@@ -37,9 +41,9 @@ func stageFeature(t *testing.T) string {
 
 // stageRelease stages the feature with both binaries, as a release
 // packages it, and returns its metadata.
-func stageRelease(t *testing.T) (Metadata, string) {
+func stageRelease(t *testing.T) (features.Metadata, string) {
 	t.Helper()
-	m, err := ReadMetadata(root)
+	m, err := features.ReadMetadata(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +56,11 @@ func stageRelease(t *testing.T) (Metadata, string) {
 // BuildBinaries builds them into the tree.
 func stageBinaries(t *testing.T, staged string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Join(staged, Dir, "bin"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(staged, features.Dir, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, arch := range Arches {
-		if err := BuildBinary(root, arch, filepath.Join(staged, Dir, BinaryName(arch))); err != nil {
+	for _, arch := range arches {
+		if err := BuildBinary(root, arch, filepath.Join(staged, features.Dir, BinaryName(arch))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,7 +84,7 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-// machines are the ELF machines of Arches.
+// machines are the ELF machines of arches.
 var machines = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
 
 // checkFeatureArchive checks a feature's package, the tar the CLI writes
@@ -105,15 +109,15 @@ func checkFeatureArchive(t *testing.T, archive io.Reader) {
 		}
 		files[h.Name], modes[h.Name] = data, h.Mode
 	}
-	source, err := os.ReadFile(filepath.Join(root, Source))
+	source, err := os.ReadFile(filepath.Join(root, features.Source))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(files["./devcontainer-feature.json"], source) {
-		t.Errorf("the archive's devcontainer-feature.json is not %s", Source)
+		t.Errorf("the archive's devcontainer-feature.json is not %s", features.Source)
 	}
 	executables := []string{"./install.sh"}
-	for _, arch := range Arches {
+	for _, arch := range arches {
 		executables = append(executables, "./"+BinaryName(arch))
 	}
 	for _, name := range executables {
@@ -121,7 +125,7 @@ func checkFeatureArchive(t *testing.T, archive io.Reader) {
 			t.Errorf("the archive's %s: mode %o, want executable (archive holds %d files)", name, modes[name], len(files))
 		}
 	}
-	for _, arch := range Arches {
+	for _, arch := range arches {
 		f, err := elf.NewFile(bytes.NewReader(files["./"+BinaryName(arch)]))
 		if err != nil {
 			t.Errorf("the archive's %s: %v", BinaryName(arch), err)
@@ -156,11 +160,11 @@ func TestPackageHoldsTheBinaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var collection struct{ Features []Metadata }
+	var collection struct{ Features []features.Metadata }
 	if err := json.Unmarshal(data, &collection); err != nil {
 		t.Fatalf("devcontainer-collection.json: %v", err)
 	}
-	if want := []Metadata{m}; !cmp.Equal(collection.Features, want) {
+	if want := []features.Metadata{m}; !cmp.Equal(collection.Features, want) {
 		t.Errorf("devcontainer-collection.json lists %v, want %v", collection.Features, want)
 	}
 }
@@ -174,7 +178,7 @@ func TestReadmeIsGenerated(t *testing.T) {
 	if err := GenerateDocs(cli, staged); err != nil {
 		t.Fatal(err)
 	}
-	readme := filepath.Join(Dir, "README.md")
+	readme := filepath.Join(features.Dir, "README.md")
 	want, err := os.ReadFile(filepath.Join(staged, readme))
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +188,6 @@ func TestReadmeIsGenerated(t *testing.T) {
 		t.Fatalf("%v: run `go run github.com/magefile/mage feature:docs`", err)
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s is not what generate-docs writes (-generated +committed); edit NOTES.md or %s, then run `go run github.com/magefile/mage feature:docs`:\n%s", readme, Source, diff)
+		t.Errorf("%s is not what generate-docs writes (-generated +committed); edit NOTES.md or %s, then run `go run github.com/magefile/mage feature:docs`:\n%s", readme, features.Source, diff)
 	}
 }

@@ -1,0 +1,90 @@
+#!/bin/sh
+# The install step of the claude-sandbox GitHub Action (action.yml), run as
+# root on the runner: RELEASE USER. It downloads the release's static binary
+# for this machine from RELEASE, checks it against the release's SHA256SUMS
+# (a binary that does not match is never run), lets bwrap create user
+# namespaces on an Ubuntu 23.10+ runner, and runs the installer for USER
+# with the action's inputs (INPUT_* variables). The launcher's path goes to
+# the step's outputs as launcher.
+set -eu
+set -f # input values are never globs
+release=$1
+user=$2
+case "$(uname -m)" in
+x86_64 | amd64) arch=amd64 ;;
+aarch64 | arm64) arch=arm64 ;;
+*)
+	echo "claude-sandbox: no build for $(uname -m) (amd64 and arm64 are released)" >&2
+	exit 1
+	;;
+esac
+bin=claude-sandbox-linux-$arch
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fetch() {
+	if command -v curl >/dev/null 2>&1; then
+		curl -fsSL "$release/$1" -o "$dir/$1"
+	else
+		wget -q "$release/$1" -O "$dir/$1"
+	fi
+}
+fetch "$bin"
+fetch SHA256SUMS
+(cd "$dir" && grep " $bin\$" SHA256SUMS | sha256sum -c - >/dev/null) || {
+	echo "claude-sandbox: $bin does not match the release's SHA256SUMS; nothing was installed" >&2
+	exit 1
+}
+chmod +x "$dir/$bin"
+
+# Ubuntu 23.10 and later deny user namespaces to unprivileged processes
+# that AppArmor does not confine, and bwrap needs one for the runner's user
+# (docs/ci.md, as the repository's own CI does). The runner is thrown away
+# after the job.
+if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null || true)" = 1 ]; then
+	sysctl -q -w kernel.apparmor_restrict_unprivileged_userns=0
+fi
+
+set -- install --user "$user"
+[ -n "${INPUT_CLAUDE_VERSION:-}" ] && set -- "$@" --claude-version "$INPUT_CLAUDE_VERSION"
+[ "${INPUT_NO_FORGE:-false}" = true ] && set -- "$@" --no-forge
+[ -n "${INPUT_NETWORK:-}" ] && set -- "$@" --network "$INPUT_NETWORK"
+[ -n "${INPUT_CREDENTIALS:-}" ] && set -- "$@" --credentials "$INPUT_CREDENTIALS"
+
+# Comma-separated lists, one flag per item; blanks around items are dropped.
+add_list() {
+	flag=$1
+	list=$2
+	old_ifs=$IFS
+	IFS=,
+	for item in $list; do
+		item=$(printf '%s' "$item" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
+		[ -n "$item" ] && set_args="$set_args$(printf '%s\n%s' "$flag" "$item")
+"
+	done
+	IFS=$old_ifs
+}
+set_args=
+add_list --allow-write "${INPUT_ALLOW_WRITE:-}"
+add_list --allow-write-executable "${INPUT_ALLOW_WRITE_EXECUTABLE:-}"
+add_list --sandbox-cache "${INPUT_SANDBOX_CACHE:-}"
+add_list --pass-env "${INPUT_PASS_ENV:-}"
+add_list --protect "${INPUT_PROTECT:-}"
+add_list --allow-domain "${INPUT_ALLOW_DOMAIN:-}"
+add_list --allow-preset "${INPUT_ALLOW_PRESET:-}"
+add_list --allow-ip "${INPUT_ALLOW_IP:-}"
+if [ -n "$set_args" ]; then
+	old_ifs=$IFS
+	IFS='
+'
+	# shellcheck disable=SC2086 # one argument per line, split on newlines only
+	set -- "$@" $set_args
+	IFS=$old_ifs
+fi
+
+"$dir/$bin" "$@"
+launcher=/usr/local/bin/claude
+if [ ! -x "$launcher" ]; then
+	echo "claude-sandbox: the install left no launcher at $launcher" >&2
+	exit 1
+fi
+echo "launcher=$launcher" >> "${GITHUB_OUTPUT:?GITHUB_OUTPUT names no file}"

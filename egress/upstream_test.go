@@ -1,0 +1,179 @@
+package egress
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/envproxy"
+	"github.com/claude-sandbox/claude-sandbox/envproxy/proxytest"
+	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
+)
+
+// corporate starts an origin and an upstream proxy in front of it that
+// requires alice's credentials, and returns the proxy's log and the
+// environment that names it with creds.
+func corporate(t *testing.T, creds string) (*proxytest.Server, *envproxy.Settings, string) {
+	t.Helper()
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ORIGIN "+r.Host+r.URL.Path)
+	}))
+	t.Cleanup(origin.Close)
+	srv := &proxytest.Server{User: "alice", Password: "s3cret", Origin: origin.Listener.Addr().String()}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go srv.Serve(l)
+	settings, err := envproxy.FromEnviron([]string{"HTTPS_PROXY=http://" + creds + l.Addr().String(), "HTTP_PROXY=http://" + creds + l.Addr().String(), "NO_PROXY=internal.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, settings, l.Addr().String()
+}
+
+// noDNS fails every lookup, as a container behind a corporate proxy often
+// does for outside names.
+func noDNS(_ context.Context, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+func TestUpstreamProxy(t *testing.T) {
+	srv, settings, corpAddr := corporate(t, "alice:s3cret@")
+	p := &Proxy{
+		Policy:   Policy{Domains: []hostaddr.Domain{{Host: "allowed.test"}, {Host: "internal.test"}}},
+		Resolve:  noDNS,
+		Log:      &Log{Path: filepath.Join(t.TempDir(), "denials.log")},
+		Upstream: settings,
+	}
+	proxy := startProxy(t, p)
+
+	// A tunnel by name, which the container cannot resolve: the upstream
+	// proxy gets the name and the credentials.
+	c, br, resp := connect(t, proxy, "allowed.test:443", "GET /tunnel HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT allowed.test:443: %s", resp.Status)
+	}
+	inner, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(inner.Body)
+	c.Close()
+	if string(body) != "ORIGIN allowed.test/tunnel" {
+		t.Errorf("through the tunnel: %q", body)
+	}
+
+	// Plain http:// goes to HTTP_PROXY as an absolute URI; the upstream
+	// proxy's Via header stays outside.
+	resp, err = proxyClient(proxy).Get("http://allowed.test/plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "ORIGIN allowed.test/plain" {
+		t.Errorf("GET http://allowed.test/plain: %s %q", resp.Status, body)
+	}
+	if v := resp.Header.Get("Via"); v != "" {
+		t.Errorf("the upstream proxy's Via reached the client: %q", v)
+	}
+
+	// The allowlist decides first: a name it refuses never reaches the
+	// upstream proxy. NO_PROXY's name is dialled directly, after the
+	// launcher's own lookup (which fails here).
+	_, _, resp = connect(t, proxy, "denied.test:443", "")
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(DeniedHeader) != "not in the allowlist" {
+		t.Errorf("CONNECT denied.test:443: %s %q, want 403 not in the allowlist", resp.Status, resp.Header.Get(DeniedHeader))
+	}
+	resp, err = proxyClient(proxy).Get("http://denied.test/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("GET http://denied.test/: %s, want 403", resp.Status)
+	}
+	_, _, resp = connect(t, proxy, "internal.test:443", "")
+	if resp.StatusCode != http.StatusForbidden || !strings.HasPrefix(resp.Header.Get(DeniedHeader), "cannot resolve: ") {
+		t.Errorf("CONNECT internal.test:443 (NO_PROXY): %s %q, want the launcher's own lookup", resp.Status, resp.Header.Get(DeniedHeader))
+	}
+	want := []string{"CONNECT allowed.test:443 auth=ok", "GET http://allowed.test/plain auth=ok"}
+	if got := srv.Log(); !slices.Equal(got, want) {
+		t.Errorf("the upstream proxy carried %q, want %q", got, want)
+	}
+	ds, _ := Recent(p.Log.Path, 10)
+	if len(ds) != 3 {
+		t.Errorf("denials %+v, want the three refusals", ds)
+	}
+	for _, d := range ds {
+		if strings.Contains(d.Reason, corpAddr) {
+			t.Errorf("a denial names the upstream proxy: %+v", d)
+		}
+	}
+}
+
+func TestUpstreamProxyCredentials(t *testing.T) {
+	for creds, want := range map[string]string{
+		"alice:wrong@": "the upstream proxy (HTTPS_PROXY) refused the credentials HTTPS_PROXY names (407 Proxy Authentication Required)",
+		"":             "the upstream proxy (HTTPS_PROXY) asks for credentials (407 Proxy Authentication Required), and HTTPS_PROXY names none: write http://USER:PASSWORD@HOST:PORT",
+	} {
+		_, settings, corpAddr := corporate(t, creds)
+		p := &Proxy{Policy: Policy{Domains: []hostaddr.Domain{{Host: "allowed.test"}}}, Resolve: noDNS, Log: &Log{Path: filepath.Join(t.TempDir(), "denials.log")}, Upstream: settings}
+		proxy := startProxy(t, p)
+		_, _, resp := connect(t, proxy, "allowed.test:443", "")
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusBadGateway || resp.Header.Get(DeniedHeader) != want {
+			t.Errorf("%q: CONNECT: %s %q, want 502 %q", creds, resp.Status, resp.Header.Get(DeniedHeader), want)
+		}
+		if strings.Contains(string(body), corpAddr) || strings.Contains(string(body), "wrong") {
+			t.Errorf("%q: the refusal names the upstream proxy or its credentials: %q", creds, body)
+		}
+		resp, err := proxyClient(proxy).Get("http://allowed.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		wantHTTP := strings.ReplaceAll(want, "HTTPS_PROXY", "HTTP_PROXY")
+		if resp.StatusCode != http.StatusBadGateway || resp.Header.Get(DeniedHeader) != wantHTTP || strings.Contains(string(body), corpAddr) {
+			t.Errorf("%q: GET: %s %q %q, want 502 %q", creds, resp.Status, resp.Header.Get(DeniedHeader), body, wantHTTP)
+		}
+		if ds, _ := Recent(p.Log.Path, 10); len(ds) != 0 {
+			t.Errorf("%q: the upstream proxy's refusals were recorded as denials: %+v", creds, ds)
+		}
+	}
+}
+
+// An upstream proxy that does not answer: a 502 naming the variable, not
+// the address.
+func TestUpstreamProxyUnreachable(t *testing.T) {
+	settings, err := envproxy.FromEnviron([]string{"HTTP_PROXY=http://alice:s3cret@127.0.0.1:1", "HTTPS_PROXY=http://alice:s3cret@127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{Policy: Policy{Domains: []hostaddr.Domain{{Host: "allowed.test"}}}, Resolve: noDNS, Upstream: settings}
+	proxy := startProxy(t, p)
+	resp, err := proxyClient(proxy).Get("http://allowed.test/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := "cannot reach the upstream proxy (HTTP_PROXY): connect: connection refused"
+	if resp.StatusCode != http.StatusBadGateway || resp.Header.Get(DeniedHeader) != want || strings.Contains(string(body), "127.0.0.1:1") {
+		t.Errorf("GET: %s %q %q, want 502 %q", resp.Status, resp.Header.Get(DeniedHeader), body, want)
+	}
+	_, _, resp = connect(t, proxy, "allowed.test:443", "")
+	if want := strings.ReplaceAll(want, "HTTP_PROXY", "HTTPS_PROXY"); resp.StatusCode != http.StatusBadGateway || resp.Header.Get(DeniedHeader) != want {
+		t.Errorf("CONNECT: %s %q, want 502 %q", resp.Status, resp.Header.Get(DeniedHeader), want)
+	}
+}

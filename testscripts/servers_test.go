@@ -1,0 +1,90 @@
+package testscripts
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The servers a script needs while it runs are script commands, as cue's
+// memregistry is: NAME is listening on a loopback port when the command
+// returns, its URL is in $NAME_URL and its port in $NAME_PORT, and it stops
+// when the script ends. The red-team suite and the feature test run the
+// same servers as programs (serve, standin-api) from the shell inside their
+// containers, where a server of the test process would outlive nothing.
+
+// startServer serves h on a loopback port until the script ends.
+func startServer(ts *testscript.TestScript, name string, h http.Handler) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv(name+"_URL", "http://"+ln.Addr().String())
+	ts.Setenv(name+"_PORT", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+}
+
+// serveFiles NAME DIR serves DIR over HTTP.
+func serveFiles(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: serve-files NAME DIR")
+	}
+	startServer(ts, args[0], http.FileServer(http.Dir(ts.MkAbs(args[1]))))
+}
+
+// serveEcho NAME answers every request with the credential headers it
+// arrived with: the upstream a credential proxy forwards to.
+func serveEcho(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: serve-echo NAME")
+	}
+	startServer(ts, args[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "upstream path=%s\nupstream authorization=%s\nupstream x-api-key=%s\nupstream anthropic-beta=%s\n",
+			r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), r.Header.Get("Anthropic-Beta"))
+	}))
+}
+
+// serveStandin NAME SCRIPT RESULTS serves the scripted stand-in API
+// (standinAPI). Its steps cannot have After commands: those check the host
+// the model attacked, which is the red-team suite's container, where the
+// standin-api program runs.
+func serveStandin(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: serve-standin NAME SCRIPT RESULTS")
+	}
+	h, err := newStandin(ts.MkAbs(args[1]), ts.MkAbs(args[2]), false)
+	ts.Check(err)
+	startServer(ts, args[0], h)
+}
+
+// serve DIR is the program form of serve-files: it serves DIR and writes
+// its URL to DIR/.url.
+func serve(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: serve DIR")
+		return 2
+	}
+	return listenAndServe("serve", filepath.Join(args[0], ".url"), http.FileServer(http.Dir(args[0])))
+}
+
+// listenAndServe serves h on a loopback port and writes its URL to
+// urlFile, whole or not at all, for a shell to wait for.
+func listenAndServe(prog, urlFile string, h http.Handler) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err == nil {
+		err = os.WriteFile(urlFile+".tmp", []byte("http://"+ln.Addr().String()), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(urlFile+".tmp", urlFile)
+	}
+	if err == nil {
+		err = http.Serve(ln, h)
+	}
+	fmt.Fprintf(os.Stderr, "%s: %v\n", prog, err)
+	return 1
+}
