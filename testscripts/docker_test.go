@@ -85,7 +85,11 @@ func TestDocker(t *testing.T) {
 	t.Cleanup(func() {
 		// Not per script: the scripts run in parallel, and these
 		// images carry no mark of the script that made them.
+		// Children before their parents: the content stage is the
+		// parent of untagged images of the builds that copied from it.
 		removeImagesSince(start, featuresTestImages)
+		removeImagesSince(start, danglingImages)
+		removeImagesSince(start, contentImages)
 		removeImagesSince(start, danglingImages)
 		fmt.Fprintf(os.Stderr, "the Docker group took %s\n", time.Since(start).Round(time.Second))
 	})
@@ -202,12 +206,15 @@ func dockerCleanup(id string) {
 
 // The images a script or the group leaves: those `devcontainer features
 // test` built (named vsc-NUMBER-...; it removes its containers itself),
-// and the untagged ones the builds left (an image built again under the
-// same name, the CLI's feature content stage).
+// the CLI's stage of the features' content (built again under one name by
+// every build), and the untagged ones the builds left.
 var (
 	featuresTestImages = []string{"--filter", "reference=vsc-*"}
+	contentImages      = []string{"--filter", "reference=" + contentImage}
 	danglingImages     = []string{"--filter", "dangling=true"}
 )
+
+const contentImage = "dev_container_feature_content_temp"
 
 // removeImagesSince removes the images the filter selects that were made
 // since started: older ones are not the test's.
@@ -222,7 +229,7 @@ func removeImagesSince(started time.Time, filter []string) {
 		if err != nil || at.Before(started.Truncate(time.Second)) {
 			continue
 		}
-		if f[1] == "<none>" || featuresTestImage.MatchString(f[1]) {
+		if f[1] == "<none>" || f[1] == contentImage || featuresTestImage.MatchString(f[1]) {
 			_ = exec.Command("docker", "rmi", "-f", f[0]).Run()
 		}
 	}
