@@ -56,7 +56,7 @@ func BenchmarkLaunch(b *testing.B) {
 		b.Fatal(err)
 	}
 	// What the launcher creates on its first launch, so bare bwrap has its sources.
-	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
+	must(b, prepareHome(pr.Launch.Home, pr.Plan))
 	argsFile := filepath.Join(dir, "args")
 	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")
@@ -147,7 +147,7 @@ i=0; while [ $i -lt %d ]; do : > f$i; echo x >> f$i; i=$((i+1)); done
 	if err != nil {
 		b.Fatal(err)
 	}
-	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
+	must(b, prepareHome(pr.Launch.Home, pr.Plan))
 	argsFile := filepath.Join(dir, "args")
 	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")
@@ -419,7 +419,7 @@ func BenchmarkGitDiscovery(b *testing.B) {
 		return pr
 	}
 	pr := plan(small)
-	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
+	must(b, prepareHome(pr.Launch.Home, pr.Plan))
 	argsFile := filepath.Join(dir, "args")
 	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"os/exec"
@@ -120,26 +121,52 @@ func Prepare(p Paths, args, environ []string) (*Prepared, error) {
 	return pr, nil
 }
 
-func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
-	pr, err := Prepare(p, args, environ) // refuses before anything changes
+// Checked is a launch that passed every check made before anything
+// changes, and the processes its sandbox may start.
+type Checked struct {
+	*Prepared
+	budget budget
+}
+
+// Check is Prepare and the launch's other checks before anything changes:
+// the processes the sandbox may start here, and that what the launch
+// creates in the home when it is missing can be created. The launch and
+// `claude-sandbox doctor` both run it, so doctor says ok only to a launch
+// that gets as far as starting bwrap.
+func Check(p Paths, args, environ []string) (*Checked, error) {
+	pr, err := Prepare(p, args, environ)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	facts, err := readTaskFacts("/proc")
 	if err != nil {
-		return 0, fmt.Errorf("cannot read the limits on processes: %w", err)
+		return nil, fmt.Errorf("cannot read the limits on processes: %w", err)
 	}
-	budget, err := planBudget(facts)
+	c := &Checked{Prepared: pr}
+	if c.budget, err = planBudget(facts); err != nil {
+		return nil, err
+	}
+	for _, part := range homeParts(pr.Launch.Home, pr.Plan) {
+		if err := creatable(part); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
+	c, err := Check(p, args, environ) // refuses before anything changes
 	if err != nil {
 		return 0, err
 	}
+	pr, budget := c.Prepared, c.budget
 	// Made while the launch goes on, and waited for before bwrap starts.
 	reserved := make(chan struct{})
 	go func() {
 		reserveThreads(launcherThreads())
 		close(reserved)
 	}()
-	if err := prepareHome(pr.Launch.Home, pr.Plan.CommandFiles); err != nil {
+	if err := prepareHome(pr.Launch.Home, pr.Plan); err != nil {
 		return 0, err
 	}
 	if pr.Credential == nil && pr.Conf.CredentialMode() == sandbox.CredentialsProxy && !sandbox.VersionOnly(args) {
@@ -159,11 +186,6 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if pr.Launch.AuthAddr != "" && svc.authL != nil {
 		// The plan names the credential proxy's real address now.
 		pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
-	}
-	for _, dir := range pr.Plan.Caches {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return 0, fmt.Errorf("cannot create the sandbox cache %s: %w", dir, errors.Unwrap(err))
-		}
 	}
 	<-reserved
 	code, err := supervise(pr.Bwrap, pr.Plan, svc, budget, term, stderr)
@@ -410,39 +432,85 @@ func closeInherited() {
 	}
 }
 
-// prepareHome creates the parts of ~/.claude that the sandbox binds, so the
-// binds have a source: the directories and settings Claude Code would create
-// itself on first use, and the files the user's settings name as commands
-// but that are missing (created empty, so the session cannot write them).
-func prepareHome(home string, commandFiles []string) error {
+// A homePart is something the launch creates in the home when it is
+// missing: a directory, an empty file, or a file holding content.
+type homePart struct {
+	path    string
+	dir     bool
+	content string
+	mode    os.FileMode // of a file
+	why     string      // for the error, after the path
+}
+
+// homeParts are what the launch creates in the home, so the sandbox's binds
+// have a source: the directories and settings Claude Code would create
+// itself on first use, the files the user's settings name as commands but
+// that are missing (created empty, so the session cannot write them), and
+// the sandbox caches.
+func homeParts(home string, plan *sandbox.Plan) []homePart {
+	var parts []homePart
 	for _, d := range []string{".claude", ".claude/hooks", ".claude/plugins", ".claude/local", ".claude/ide"} {
-		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
-			return fmt.Errorf("cannot create %s: %w", filepath.Join(home, d), errors.Unwrap(err))
-		}
+		parts = append(parts, homePart{path: filepath.Join(home, d), dir: true})
 	}
-	for _, p := range commandFiles {
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return fmt.Errorf("cannot create %s: %w", filepath.Dir(p), errors.Unwrap(err))
-		}
-		if err := writeNew(p, ""); err != nil && !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("cannot create %s, which ~/.claude/settings.json names as a command, to hold it read-only: %w", p, errors.Unwrap(err))
-		}
+	for _, p := range plan.CommandFiles {
+		parts = append(parts, homePart{path: filepath.Dir(p), dir: true},
+			homePart{path: p, mode: 0o644, why: ", which ~/.claude/settings.json names as a command, to hold it read-only"})
 	}
 	for _, f := range []string{".claude/settings.json", ".claude.json"} {
-		p := filepath.Join(home, f)
-		fh, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, os.ErrExist) {
+		parts = append(parts, homePart{path: filepath.Join(home, f), content: "{}\n", mode: 0o600})
+	}
+	for _, dir := range plan.Caches {
+		parts = append(parts, homePart{path: dir, dir: true, why: " (a sandbox cache)"})
+	}
+	return parts
+}
+
+// creatable checks that part exists, or that the user can create it: its
+// nearest existing ancestor is a directory the user may write.
+func creatable(part homePart) error {
+	dir := part.path
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			var why error
+			switch {
+			case dir == part.path && part.dir && !fi.IsDir(), dir != part.path && !fi.IsDir():
+				why = unix.ENOTDIR
+			case dir == part.path: // a file there is kept as it is
+				return nil
+			case unix.Access(dir, unix.W_OK|unix.X_OK) == nil:
+				return nil
+			default:
+				why = unix.EACCES
+			}
+			return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, why)
+		}
+		if !errors.Is(err, fs.ErrNotExist) || dir == "/" {
+			return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, cause(err))
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// cause is the system's error below a path error, or err.
+func cause(err error) error {
+	if inner := errors.Unwrap(err); inner != nil {
+		return inner
+	}
+	return err
+}
+
+// prepareHome creates the home's parts (homeParts) that are missing.
+func prepareHome(home string, plan *sandbox.Plan) error {
+	for _, part := range homeParts(home, plan) {
+		if part.dir {
+			if err := os.MkdirAll(part.path, 0o700); err != nil {
+				return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, cause(err))
+			}
 			continue
 		}
-		if err != nil {
-			return fmt.Errorf("cannot create %s: %w", p, errors.Unwrap(err))
-		}
-		_, err = fh.WriteString("{}\n")
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("cannot write %s: %w", p, err)
+		if err := writeNew(part.path, part.content, part.mode); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, cause(err))
 		}
 	}
 	wireStatusLine(filepath.Join(home, ".claude/settings.json"))
@@ -450,8 +518,8 @@ func prepareHome(home string, commandFiles []string) error {
 }
 
 // writeNew creates path with content, failing if it exists.
-func writeNew(path, content string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+func writeNew(path, content string, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}

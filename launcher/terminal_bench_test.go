@@ -52,7 +52,7 @@ func BenchmarkTerminal(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	must(b, prepareHome(pr.Launch.Home, pr.Plan.CommandFiles))
+	must(b, prepareHome(pr.Launch.Home, pr.Plan))
 	argsFile := filepath.Join(dir, "args")
 	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
 	filterFile := filepath.Join(dir, "seccomp")

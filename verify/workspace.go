@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,20 +10,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// workspaceWritable: the workspace the policy names is mounted and
-// writable: the sandbox is usable, and it is this workspace.
+// workspaceWritable: the workspace the policy names is mounted read-write,
+// and writable by the user unless its own permissions say otherwise: the
+// sandbox is usable, and it is this workspace. A workspace the user cannot
+// write outside (root's, when the host user is root) is no fault of the
+// sandbox's; one the user owns and still cannot write is.
 func workspaceWritable(f *facts) (string, error) {
 	if err := firstError(f.mountsErr, f.launchErr); err != nil {
 		return "", err
 	}
 	ws := f.launch.plan.Workspace
-	if _, ok := f.mountAt(ws); !ok {
+	m, ok := f.mountAt(ws)
+	if !ok {
 		return "", fmt.Errorf("the workspace %s is not mounted: the sandbox bound another directory", ws)
 	}
-	if err := unix.Access(ws, unix.W_OK); err != nil {
+	if m.ReadOnly() {
+		return "", fmt.Errorf("the workspace %s is mounted read-only", ws)
+	}
+	err := unix.Access(ws, unix.W_OK)
+	if err == nil {
+		return ws + " is mounted and writable", nil
+	}
+	var st unix.Stat_t
+	if !errors.Is(err, unix.EACCES) || unix.Stat(ws, &st) != nil || int(st.Uid) == unix.Getuid() {
 		return "", fmt.Errorf("the workspace %s is not writable: %w", ws, err)
 	}
-	return ws + " is mounted and writable", nil
+	return fmt.Sprintf("%s is mounted read-write; another user owns it (mode %04o) and does not let this user write it, outside as inside", ws, st.Mode&0o7777), nil
 }
 
 // protectedPathsReadOnly: every protected workspace path of the plan (the

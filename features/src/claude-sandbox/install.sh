@@ -65,4 +65,19 @@ if [ -n "$set_args" ]; then
 	IFS=$old_ifs
 fi
 
-exec "$bin" "$@"
+# What the install downloads and the image does not need: apt's package
+# lists and cache, npm's cache and the npm install the real binary is copied
+# from (together about three times the binaries). Entries there before the
+# install are the image's own and stay; only those it added are removed.
+tidy="/var/lib/apt/lists /var/cache/apt /var/cache/claude-sandbox ${HOME:-/root}/.npm"
+before=$(mktemp)
+# shellcheck disable=SC2086 # a list of paths without blanks
+find $tidy -xdev >"$before" 2>/dev/null || true
+
+"$bin" "$@"
+
+# shellcheck disable=SC2086
+find $tidy -xdev -depth 2>/dev/null | grep -Fxv -f "$before" | while IFS= read -r added; do
+	rm -rf "$added"
+done
+rm -f "$before"
