@@ -64,6 +64,7 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	for _, d := range pr.Plan.InNamedDirs {
 		s.rules.InNamedDirs = append(s.rules.InNamedDirs, warden.NamedDir{Dir: d.Dir, Names: d.Names, Why: d.Why})
 	}
+	s.rules.PrivateNetwork = pr.Plan.PrivateNetwork()
 	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
