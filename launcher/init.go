@@ -94,8 +94,16 @@ func Init(args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	// The filter sends this thread's sendmsg to the warden, which is not
+	// served before the listener arrives: another thread, which has no
+	// filter of the warden's, sends it.
 	msg := "warden " + strings.Join(devs, " ")
-	if _, _, err := conn.WriteMsgUnix([]byte(msg), unix.UnixRights(listener), nil); err != nil {
+	sent := make(chan error)
+	go func() {
+		_, _, err := conn.WriteMsgUnix([]byte(msg), unix.UnixRights(listener), nil)
+		sent <- err
+	}()
+	if err := <-sent; err != nil {
 		return fail("cannot hand the warden's listener to the launcher: %v", err)
 	}
 	unix.Close(listener)
