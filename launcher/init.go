@@ -40,6 +40,16 @@ func Init(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-sandbox: init: "+format+"\n", a...)
 		return ExitRefused
 	}
+	if len(args) == 1 && args[0] == socketHelperArg {
+		// init's child, the warden's socket helper: see warden/helper.go.
+		if !Inside() {
+			return fail("the socket helper runs only inside the sandbox")
+		}
+		if err := warden.ServeHelper(helperFD); err != nil {
+			return fail("socket helper: %v", err)
+		}
+		return 0
+	}
 	var listen, private, command []string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
@@ -90,6 +100,17 @@ func Init(args []string, stderr io.Writer) int {
 		}
 		devs = append(devs, strconv.FormatUint(st.Dev, 10))
 	}
+	// Landlock keeps the sandbox to the abstract unix sockets it makes
+	// itself, where the kernel can; elsewhere the warden refuses abstract
+	// names in the container's namespace (ADR 0021).
+	scope := scopeOn
+	if err := warden.ScopeAbstractSockets(); err != nil {
+		scope = scopeOff
+	}
+	helper, err := startSocketHelper()
+	if err != nil {
+		return fail("cannot start the socket helper: %v", err)
+	}
 	listener, err := warden.Install()
 	if err != nil {
 		return fail("%v", err)
@@ -97,16 +118,17 @@ func Init(args []string, stderr io.Writer) int {
 	// The filter sends this thread's sendmsg to the warden, which is not
 	// served before the listener arrives: another thread, which has no
 	// filter of the warden's, sends it.
-	msg := "warden " + strings.Join(devs, " ")
+	msg := strings.Join(append([]string{"warden", scope}, devs...), " ")
 	sent := make(chan error)
 	go func() {
-		_, _, err := conn.WriteMsgUnix([]byte(msg), unix.UnixRights(listener), nil)
+		_, _, err := conn.WriteMsgUnix([]byte(msg), unix.UnixRights(listener, helper), nil)
 		sent <- err
 	}()
 	if err := <-sent; err != nil {
 		return fail("cannot hand the warden's listener to the launcher: %v", err)
 	}
 	unix.Close(listener)
+	unix.Close(helper)
 	// The launcher answers once it serves everything; without the answer
 	// Claude would start with no way out and no warden, so it does not.
 	ack := make([]byte, 1)
@@ -126,6 +148,49 @@ func Init(args []string, stderr io.Writer) int {
 	conn.Close()
 	err = unix.Exec(command[0], command, os.Environ())
 	return fail("cannot run %s: %v", command[0], err)
+}
+
+// What init tells the launcher of Landlock's scope on abstract unix
+// sockets, after "warden".
+const (
+	scopeOn  = "abstract-scoped"
+	scopeOff = "abstract-unscoped"
+)
+
+// socketHelperArg runs init as the warden's socket helper, on helperFD.
+const (
+	socketHelperArg = "--socket-helper"
+	helperFD        = 3
+)
+
+// startSocketHelper starts the warden's socket helper (warden/helper.go):
+// this binary again, from this thread, so in its Landlock domain but
+// before the warden's filter; in a session of its own, so that no key
+// typed at a terminal signals it. It returns the launcher's end of its
+// connection.
+func startSocketHelper() (int, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(fds[1])
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		unix.Close(fds[0])
+		return -1, err
+	}
+	defer null.Close()
+	n := null.Fd()
+	_, err = syscall.ForkExec("/proc/self/exe", []string{"claude-sandbox", "init", socketHelperArg}, &syscall.ProcAttr{
+		Env:   []string{},
+		Files: []uintptr{n, n, n, uintptr(fds[1])},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		unix.Close(fds[0])
+		return -1, err
+	}
+	return fds[0], nil
 }
 
 // The launcher's answer on the control socket, once it serves everything.

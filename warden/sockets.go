@@ -44,6 +44,7 @@ type ownSockets struct {
 	mu         sync.Mutex
 	files      map[sockID]bool
 	privateNet bool
+	scoped     bool // the helper reaches abstract names under Landlock's scope
 }
 
 func (o *ownSockets) add(id sockID) {
@@ -302,16 +303,30 @@ func sockaddrUnix(path string) []byte {
 // whatever is at its old name now.
 func procPath(fd int) string { return fmt.Sprintf("/proc/self/fd/%d", fd) }
 
-// abstractRefused says whether an abstract name is out of the sandbox's
-// reach, and reports it.
-func (w *Warden) abstractRefused(what string) bool {
-	if w.sockets.privateNet {
-		return false
+// How a call on an address is made.
+type route int
+
+const (
+	direct   route = iota // by the warden, on the task's socket
+	byHelper              // by the socket helper, inside the sandbox
+	refused
+)
+
+// abstractRoute says who may make a call on an abstract name, or reports
+// its refusal: in a network namespace of the sandbox's own every name is
+// its own; in the container's, only the helper, confined by Landlock, may
+// try one.
+func (w *Warden) abstractRoute(name []byte) route {
+	switch {
+	case w.sockets.scoped:
+		return byHelper
+	case w.sockets.privateNet:
+		return direct
 	}
 	if w.Refused != nil {
-		w.Refused("@"+what, "an abstract unix socket name: the sandbox shares the container's abstract names (network = open), and could reach the container's")
+		w.Refused("@"+string(name), "an abstract unix socket name: the sandbox shares the container's abstract names (network = open), and this kernel has no Landlock scope (ABI 6) to keep it to its own")
 	}
-	return true
+	return refused
 }
 
 func (w *Warden) walkerFor(t *task) (*walker, error) {
@@ -331,10 +346,17 @@ func (w *Warden) bind(s *socket, addr []byte) unix.Errno {
 		return rawSockCall(unix.SYS_BIND, s.fd, addr)
 	}
 	if a.abstract {
-		if w.abstractRefused(string(addr[3:])) {
-			return unix.EPERM
+		switch w.abstractRoute(addr[3:]) {
+		case byHelper:
+			_, errno := w.helperCall(helperBind, s, []int{s.fd}, addr, nil, 0)
+			return errno
+		case direct:
+			return rawSockCall(unix.SYS_BIND, s.fd, addr)
 		}
-		return rawSockCall(unix.SYS_BIND, s.fd, addr)
+		return unix.EPERM
+	}
+	if w.helper == nil {
+		return unix.EPERM
 	}
 	wk, err := w.walkerFor(s.task)
 	if err != nil {
@@ -358,15 +380,22 @@ func (w *Warden) bind(s *socket, addr []byte) unix.Errno {
 	if e := w.check(r); e != 0 {
 		return e
 	}
-	if e := setUmask(s.task); e != 0 {
-		return e
-	}
-	if err := unix.Fchdir(r.dir); err != nil {
+	umask, err := s.task.umask()
+	if err != nil {
 		return errnoOf(err)
 	}
+	cwd, err := s.task.dir(atFDCWD)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(cwd)
+	// The helper binds with the task's own address, from its working
+	// directory: the kernel keeps the address as given. No link, rename or
+	// symbolic link is made meanwhile, so the name it makes is the one the
+	// walk checked.
 	w.sockets.names.Lock()
 	defer w.sockets.names.Unlock()
-	if e := rawSockCall(unix.SYS_BIND, s.fd, sockaddrUnix(r.name)); e != 0 {
+	if _, e := w.helperCall(helperBind, s, []int{s.fd, cwd}, addr, nil, int(umask)); e != 0 {
 		return e
 	}
 	if id, isSock, err := statSock(r.dir, r.name, 0); err == nil && isSock {
@@ -422,31 +451,35 @@ func (w *Warden) peer(s *socket, path string) (int, unix.Errno) {
 }
 
 // resolveName turns a unix send's or connect's address into the one the
-// warden uses; done closes what it holds.
-func (w *Warden) resolveName(s *socket, addr []byte) (name []byte, done func(), errno unix.Errno) {
+// call is made with, and says who makes it; done closes what it holds.
+func (w *Warden) resolveName(s *socket, addr []byte) (name []byte, via route, done func(), errno unix.Errno) {
 	a, ok := parseUnix(addr)
 	if s.domain != unix.AF_UNIX || !ok {
-		return addr, func() {}, 0
+		return addr, direct, func() {}, 0
 	}
 	if a.abstract {
-		if w.abstractRefused(string(addr[3:])) {
-			return nil, nil, unix.EPERM
+		if via = w.abstractRoute(addr[3:]); via == refused {
+			return nil, via, nil, unix.EPERM
 		}
-		return addr, func() {}, 0
+		return addr, via, func() {}, 0
 	}
 	fd, errno := w.peer(s, a.path)
 	if errno != 0 {
-		return nil, nil, errno
+		return nil, refused, nil, errno
 	}
-	return sockaddrUnix(procPath(fd)), func() { unix.Close(fd) }, 0
+	return sockaddrUnix(procPath(fd)), direct, func() { unix.Close(fd) }, 0
 }
 
 func (w *Warden) connect(s *socket, addr []byte) unix.Errno {
-	name, done, errno := w.resolveName(s, addr)
+	name, via, done, errno := w.resolveName(s, addr)
 	if errno != 0 {
 		return errno
 	}
 	defer done()
+	if via == byHelper {
+		_, errno := w.helperCall(helperConnect, s, []int{s.fd}, name, nil, 0)
+		return errno
+	}
 	if s.nonblock {
 		return rawSockCall(unix.SYS_CONNECT, s.fd, name)
 	}
@@ -470,11 +503,22 @@ func errnoErr(e unix.Errno) error {
 // a send: it waits, as the task's blocking send would, for room, checking
 // that the task is still there.
 func (w *Warden) send(s *socket, m message) (int64, unix.Errno) {
-	name, done, errno := w.resolveName(s, m.name)
+	name, via, done, errno := w.resolveName(s, m.name)
 	if errno != 0 {
 		return 0, errno
 	}
 	defer done()
+	if via == byHelper {
+		// An abstract datagram in the container's namespace: sent by the
+		// helper, without control messages.
+		if len(m.control) > 0 {
+			return 0, unix.EPERM
+		}
+		if len(m.data) > maxHelperData {
+			return 0, unix.EMSGSIZE
+		}
+		return w.helperCall(helperSend, s, []int{s.fd}, name, m.data, m.flags|unix.MSG_NOSIGNAL)
+	}
 	control, closeFDs, errno := w.translateControl(s, m.control)
 	if errno != 0 {
 		return 0, errno

@@ -77,6 +77,11 @@ type Rules struct {
 	// sandbox's. Otherwise it shares the container's abstract names, and
 	// the warden refuses them.
 	PrivateNetwork bool
+	// Helper is the launcher's end of the socket helper's connection
+	// (helper.go), nil without one; AbstractScoped says Landlock confines
+	// the helper, and the whole sandbox, to its own abstract sockets.
+	Helper         *os.File
+	AbstractScoped bool
 }
 
 type fileID struct{ dev, ino uint64 }
@@ -106,6 +111,7 @@ type Warden struct {
 	Refused func(path, why string)
 	openers chan fifoOpener // the free ones
 	sockets ownSockets
+	helper  *helperClient
 }
 
 // New prepares a warden for rules. The rule directories are looked up now;
@@ -113,7 +119,10 @@ type Warden struct {
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
 	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, paths: append([]PathRule{}, r.Paths...), inNamed: map[string]map[string]string{},
-		sockets: ownSockets{files: map[sockID]bool{}, privateNet: r.PrivateNetwork}}
+		sockets: ownSockets{files: map[sockID]bool{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
+	if r.Helper != nil {
+		w.helper = newHelperClient(int(r.Helper.Fd()))
+	}
 	for _, d := range r.InNamedDirs {
 		if w.inNamed[d.Dir] == nil {
 			w.inNamed[d.Dir] = map[string]string{}
@@ -363,7 +372,7 @@ func (w *Warden) carryOut(n *notif, t *task, req request) (int, unix.Errno) {
 		return -1, unix.ENOENT
 	}
 	wk := &walker{root: root, self: t.ids}
-	if req.op == opLink || req.op == opRename {
+	if req.op == opLink || req.op == opRename || req.op == opSymlink {
 		// Neither may put another file under a name a bind has just
 		// made, before the warden records what it made (bindPath).
 		w.sockets.names.RLock()
