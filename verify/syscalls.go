@@ -36,27 +36,6 @@ func refusedAll(calls []string, errs []error) (string, error) {
 	return strings.Join(calls, ", ") + " refused with EPERM", nil
 }
 
-// unixSocketRefused: no unix socket can be created, so neither a socket
-// path nor an abstract name outside can be connected to (read-only binds
-// do not stop connect(), and abstract sockets have no path to hide).
-func unixSocketRefused(*facts) (string, error) {
-	types := []struct {
-		name string
-		typ  int
-	}{{"SOCK_STREAM", unix.SOCK_STREAM}, {"SOCK_DGRAM", unix.SOCK_DGRAM}, {"SOCK_SEQPACKET", unix.SOCK_SEQPACKET}}
-	var calls []string
-	var errs []error
-	for _, t := range types {
-		fd, err := unix.Socket(unix.AF_UNIX, t.typ|unix.SOCK_CLOEXEC, 0)
-		if err == nil {
-			unix.Close(fd)
-		}
-		calls = append(calls, "socket(AF_UNIX, "+t.name+")")
-		errs = append(errs, err)
-	}
-	return refusedAll(calls, errs)
-}
-
 // unixSocket is a named socket listed in /proc/net/unix.
 type unixSocket struct {
 	network string // for net.Dial: unix, unixgram or unixpacket
