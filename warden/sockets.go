@@ -480,23 +480,47 @@ func (w *Warden) connect(s *socket, addr []byte) unix.Errno {
 		_, errno := w.helperCall(helperConnect, s, []int{s.fd}, name, nil, 0)
 		return errno
 	}
-	if s.nonblock {
+	if s.nonblock || s.domain == unix.AF_UNIX {
+		// A unix connect waits only while the listener's backlog is full,
+		// for the sandbox's own listener to accept.
 		return rawSockCall(unix.SYS_CONNECT, s.fd, name)
 	}
-	// A blocking connect waits for the other end as the task's would, on
-	// an opener's thread; if the task goes away, shutting the socket down
-	// ends the wait.
-	_, err := w.blocking(s.task.id, func() (int, error) {
-		return 0, errnoErr(rawSockCall(unix.SYS_CONNECT, s.fd, name))
-	}, func() { _ = unix.Shutdown(s.fd, unix.SHUT_RDWR) })
-	return errnoOf(err)
+	return w.connectWaiting(s, name)
 }
 
-func errnoErr(e unix.Errno) error {
-	if e == 0 {
-		return nil
+// connectWaiting makes a blocking connect of another family (TCP, which may
+// wait minutes for a host that does not answer) without holding a worker
+// for good: it starts the connect without blocking and waits for it as the
+// task would, while the task still waits for its answer. The socket is
+// non-blocking only for the connect call itself.
+func (w *Warden) connectWaiting(s *socket, name []byte) unix.Errno {
+	fl, err := unix.FcntlInt(uintptr(s.fd), unix.F_GETFL, 0)
+	if err != nil {
+		return errnoOf(err)
 	}
-	return e
+	if _, err := unix.FcntlInt(uintptr(s.fd), unix.F_SETFL, fl|unix.O_NONBLOCK); err != nil {
+		return errnoOf(err)
+	}
+	errno := rawSockCall(unix.SYS_CONNECT, s.fd, name)
+	_, _ = unix.FcntlInt(uintptr(s.fd), unix.F_SETFL, fl)
+	if errno != unix.EINPROGRESS {
+		return errno
+	}
+	for {
+		fds := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLOUT}}
+		n, err := unix.Poll(fds, 100)
+		if err == nil && n == 1 {
+			soErr, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+			if err != nil {
+				return errnoOf(err)
+			}
+			return unix.Errno(soErr)
+		}
+		if !valid(w.listener, s.task.id) {
+			_ = unix.Shutdown(s.fd, unix.SHUT_RDWR)
+			return unix.ENOENT
+		}
+	}
 }
 
 // send sends one message on the task's socket. The warden never blocks in
