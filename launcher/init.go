@@ -24,9 +24,12 @@ import (
 //     network namespace (allowlist mode) and hands it to the launcher, which
 //     serves the proxies on it from outside, so no relay runs inside (ADR
 //     0011);
-//  2. installs the warden's filter and hands its listener to the launcher,
-//     with the device numbers of the sandbox's own file systems (each
-//     --private DIR), where the warden lets any name be made (ADR 0014);
+//  2. scopes the sandbox to its own abstract unix sockets with Landlock
+//     where the kernel can, starts the warden's socket helper, installs the
+//     warden's filter and hands its listener and the helper's socket to the
+//     launcher, with the device numbers of the sandbox's own file systems
+//     (each --private DIR), where the warden lets any name be made (ADR
+//     0014, 0021);
 //  3. waits until the launcher answers, and execs COMMAND (Claude); or, when
 //     the answer says the launcher relays a terminal through its own pty
 //     (descriptors 0..2 hold the pty's slave), runs COMMAND as the pty's
