@@ -43,7 +43,7 @@ func Init(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-sandbox: init: "+format+"\n", a...)
 		return ExitRefused
 	}
-	if len(args) == 1 && args[0] == socketHelperArg {
+	if len(args) == 1 && args[0] == SocketHelperArg {
 		// init's child, the warden's socket helper: see warden/helper.go.
 		if !Inside() {
 			return fail("the socket helper runs only inside the sandbox")
@@ -160,9 +160,10 @@ const (
 	scopeOff = "abstract-unscoped"
 )
 
-// socketHelperArg runs init as the warden's socket helper, on helperFD.
+// SocketHelperArg runs init as the warden's socket helper, on helperFD;
+// verify knows the helper by it.
 const (
-	socketHelperArg = "--socket-helper"
+	SocketHelperArg = "--socket-helper"
 	helperFD        = 3
 )
 
@@ -184,7 +185,7 @@ func startSocketHelper() (int, error) {
 	}
 	defer null.Close()
 	n := null.Fd()
-	_, err = syscall.ForkExec("/proc/self/exe", []string{"claude-sandbox", "init", socketHelperArg}, &syscall.ProcAttr{
+	_, err = syscall.ForkExec("/proc/self/exe", []string{"claude-sandbox", "init", SocketHelperArg}, &syscall.ProcAttr{
 		Env:   []string{},
 		Files: []uintptr{n, n, n, uintptr(fds[1])},
 		Sys:   &syscall.SysProcAttr{Setsid: true},

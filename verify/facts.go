@@ -290,11 +290,13 @@ func firstProcess(procs []process) (int, error) {
 	return first, nil
 }
 
-// childOf is the oldest child of pid (the lowest pid), or 0.
+// childOf is the oldest child of pid (the lowest pid), or 0. The warden's
+// socket helper, which init starts before Claude, is none.
 func childOf(procs []process, pid int) int {
 	child := 0
 	for _, p := range procs {
-		if p.ppid == pid && (child == 0 || p.pid < child) {
+		helper := len(p.args) > 2 && p.args[1] == "init" && p.args[2] == launcher.SocketHelperArg
+		if p.ppid == pid && !helper && (child == 0 || p.pid < child) {
 			child = p.pid
 		}
 	}
