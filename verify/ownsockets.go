@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/claude-sandbox/claude-sandbox/doctor"
+	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,10 +31,16 @@ func unixSocketsOwn(*facts) (string, error) {
 	if err := datagramToOwn(filepath.Join(dir, "dgram.sock")); err != nil {
 		return "", fmt.Errorf("a datagram to a socket bound in /tmp: %v", err)
 	}
+	abstract := "an abstract name work"
 	if err := echoOnce("unix", fmt.Sprintf("@claude-sandbox-verify-%d", os.Getpid())); err != nil {
-		return "", fmt.Errorf("an abstract socket of the sandbox's: %v", err)
+		// Without Landlock's scope the warden refuses abstract names in
+		// the container's namespace (network = open), as it should.
+		if !errors.Is(err, unix.EPERM) || warden.LandlockABI() >= warden.ScopeABI {
+			return "", fmt.Errorf("an abstract socket of the sandbox's: %v", err)
+		}
+		abstract = "an abstract name refused"
 	}
-	return "bind, listen and connect in /tmp, a datagram and an abstract name work; " + doctor.UnixSocketMode(), nil
+	return "bind, listen and connect in /tmp and a datagram work, " + abstract + "; " + doctor.UnixSocketMode(), nil
 }
 
 // echoOnce listens on addr, connects to it and reads what the listener
