@@ -45,8 +45,9 @@ var (
 // the host's socket while another thread connects through the link as fast
 // as it can: a check of the path and a connect by the path would differ.
 const raceCommand = `/usr/bin/python3 - <<'EOF' 2>&1
-import os, socket, threading
-own, link, host = '/tmp/rt-own.sock', '/tmp/rt-race.sock', '/var/tmp/claude-sandbox-rt-{{ID}}.sock'
+import os, socket, tempfile, threading
+d = tempfile.mkdtemp()
+own, link, host = d + '/own.sock', d + '/race.sock', '/var/tmp/claude-sandbox-rt-{{ID}}.sock'
 srv = socket.socket(socket.AF_UNIX); srv.bind(own); srv.listen(64)
 threading.Thread(target=lambda: [srv.accept()[0].close() for _ in iter(int, 1)], daemon=True).start()
 stop = []
