@@ -168,10 +168,11 @@ func New(listener int, r Rules) (*Warden, error) {
 const Workers = 8
 
 // Threads is how many threads the warden holds: a worker's and a FIFO
-// opener's, for each worker. Serve makes them all at once and keeps them:
-// nothing the sandbox does makes the launcher create a thread, which a fork
-// flood inside could make impossible.
-const Threads = 2 * Workers
+// opener's, for each worker, and the reader of the socket helper's answers.
+// Serve makes them all at once and keeps them: nothing the sandbox does
+// makes the launcher create a thread, which a fork flood inside could make
+// impossible.
+const Threads = 2*Workers + 1
 
 // Serve answers notifications until every task of the sandbox is gone.
 func (w *Warden) Serve() {
