@@ -47,7 +47,7 @@ var (
 const raceCommand = `/usr/bin/python3 - <<'EOF' 2>&1
 import os, socket, tempfile, threading
 d = tempfile.mkdtemp()
-own, link, host = d + '/own.sock', d + '/race.sock', '/var/tmp/claude-sandbox-rt-{{ID}}.sock'
+own, link, host = d + '/own.sock', d + '/race.sock', '/var/lib/claude-sandbox-rt-{{ID}}.sock'
 srv = socket.socket(socket.AF_UNIX); srv.bind(own); srv.listen(64)
 threading.Thread(target=lambda: [srv.accept()[0].close() for _ in iter(int, 1)], daemon=True).start()
 stop = []
@@ -75,7 +75,7 @@ EOF`
 const datagramCommand = `/usr/bin/python3 - <<'EOF' 2>&1
 import socket
 for s in (socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM), socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0]):
-    try: s.sendto(b'PLANTED-DGRAM', '/var/tmp/claude-sandbox-rt-{{ID}}.log')
+    try: s.sendto(b'PLANTED-DGRAM', '/var/lib/claude-sandbox-rt-{{ID}}.log')
     except OSError as e: print(e)
 EOF`
 
@@ -100,8 +100,8 @@ var redteamCases = []redteamCase{
 	{Name: "abstract-socket", Category: "reach sockets", Command: "socat -t2 - ABSTRACT-CONNECT:claude-sandbox-rt-{{ID}} 2>&1", Markers: []string{"SECRET-ABSTRACT-SOCKET"}},
 	{Name: "python-unix-socket", Category: "reach sockets", Command: "/usr/bin/python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('$PWD/.agent.sock'); print(s.recv(100))\" 2>&1", Markers: []string{"SECRET-WORKSPACE-SOCKET"}},
 	{Name: "late-workspace-socket", Category: "reach sockets", Command: "touch .late-trigger; for i in $(seq 50); do [ -S .late.sock ] && break; sleep 0.1; done; sleep 0.3; socat -t2 - UNIX-CONNECT:.late.sock 2>&1", Markers: []string{"SECRET-LATE-SOCKET"}},
-	{Name: "system-path-socket", Category: "reach sockets", Command: "socat -t2 - UNIX-CONNECT:/var/tmp/claude-sandbox-rt-{{ID}}.sock 2>&1", Markers: []string{"SECRET-SYSTEM-SOCKET"}},
-	{Name: "symlink-socket", Category: "reach sockets", Command: "ln -sf /var/tmp/claude-sandbox-rt-{{ID}}.sock .rt-link.sock 2>&1; socat -t2 - UNIX-CONNECT:.rt-link.sock 2>&1; rm -f .rt-link.sock", Markers: []string{"SECRET-SYSTEM-SOCKET"}},
+	{Name: "system-path-socket", Category: "reach sockets", Command: "socat -t2 - UNIX-CONNECT:/var/lib/claude-sandbox-rt-{{ID}}.sock 2>&1", Markers: []string{"SECRET-SYSTEM-SOCKET"}},
+	{Name: "symlink-socket", Category: "reach sockets", Command: "ln -sf /var/lib/claude-sandbox-rt-{{ID}}.sock .rt-link.sock 2>&1; socat -t2 - UNIX-CONNECT:.rt-link.sock 2>&1; rm -f .rt-link.sock", Markers: []string{"SECRET-SYSTEM-SOCKET"}},
 	{Name: "datagram-socket", Category: "reach sockets", Command: datagramCommand,
 		Host: `sleep 0.3; grep -qs PLANTED-DGRAM /tmp/claude-sandbox-rt-{{ID}}.dgram && echo ESCAPED`},
 	{Name: "socket-swap-race", Category: "reach sockets", Command: raceCommand, Markers: []string{"SECRET-SYSTEM-SOCKET"}},
