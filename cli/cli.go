@@ -73,7 +73,7 @@ func registry() []command {
 		{name: "gate", group: hooks, summary: "Claude Code's prompt hook: blocks prompts outside the sandbox (reads the hook's\ninput on stdin; docs/gate.md)", usageStatus: gate.Block, flags: gateCmd},
 		{name: "statusline", group: hooks, summary: "Claude Code's status line: sandboxed, workspace, network (reads Claude Code's status\ninput on stdin)", flags: statuslineCmd},
 		{name: "container-start", group: hooks, summary: "the devcontainer feature's postStartCommand (as the user): link ~/.claude into\n/user-terminal-config, check that the sandbox starts", flags: containerStartCmd},
-		{name: "init", group: hooks, operands: "-- COMMAND...", min: 1, max: -1, dash: true, summary: "run by the launcher first inside the sandbox: opens the proxies' listeners, installs\nthe warden, then runs COMMAND (Claude)", usageStatus: launcher.ExitRefused, flags: initCmd},
+		{name: "init", group: hooks, operands: "-- COMMAND...", min: 0, max: -1, dash: true, summary: "run by the launcher first inside the sandbox: opens the proxies' listeners, installs\nthe warden, then runs COMMAND (Claude)", usageStatus: launcher.ExitRefused, flags: initCmd},
 	}
 }
 
@@ -210,7 +210,15 @@ func initCmd(fs *flag.FlagSet, e env) func([]string) int {
 	var listen, private listFlag
 	fs.Var(&listen, "listen", "open a listener on the loopback `ADDR` and hand it to the launcher (repeatable)")
 	fs.Var(&private, "private", "the warden lets any name be made on the file system of `DIR` (repeatable)")
+	helper := fs.Bool(strings.TrimPrefix(launcher.SocketHelperArg, "--"), false, "serve as the warden's socket helper, which init starts itself (no COMMAND)")
 	return func(command []string) int {
+		switch {
+		case *helper && len(command) == 0:
+			return launcher.SocketHelper(e.stderr)
+		case *helper || len(command) == 0:
+			fmt.Fprintln(e.stderr, "claude-sandbox init: needs -- COMMAND, or --socket-helper alone; the launcher runs it inside the sandbox")
+			return launcher.ExitRefused
+		}
 		return launcher.Init(listen, private, command, e.stderr)
 	}
 }

@@ -75,6 +75,8 @@ func Host(bwrap string, findErr error, realBinary string) []Finding {
 		add(true, "kernel", fmt.Sprintf("Linux %d.%d or later, as the warden needs", warden.MinKernel[0], warden.MinKernel[1]), "")
 	}
 
+	add(true, "unix sockets", UnixSocketMode(), "")
+
 	if v := read("/proc/sys/user/max_user_namespaces"); v == "0" {
 		add(false, "user namespaces", "user.max_user_namespaces=0", "on the host: sudo sysctl -w user.max_user_namespaces=15000")
 	} else {
@@ -277,4 +279,16 @@ func UpstreamProxy(environ []string, used bool) Finding {
 		return Finding{OK: true, Name: "upstream proxy", Detail: "not used (network = open, credentials = inside): the sandbox uses the container's network and its proxy variables as they are"}
 	}
 	return Finding{OK: true, Name: "upstream proxy", Detail: s.Describe()}
+}
+
+// UnixSocketMode says which unix sockets the sandbox may reach on this
+// kernel (ADR 0024): its own by path always; abstract names its own either
+// by Landlock's scope, or, without it, only in network = allowlist.
+func UnixSocketMode() string {
+	const own = "the sandbox's own, by path (the warden lets a connect or send reach only socket files the sandbox bound)"
+	abi := warden.LandlockABI()
+	if abi >= warden.ScopeABI {
+		return fmt.Sprintf("%s; abstract names its own by Landlock's scope (ABI %d)", own, abi)
+	}
+	return fmt.Sprintf("%s; abstract names only with network = allowlist, refused with network = open (Landlock ABI %d: scoping them needs ABI %d, Linux 6.12)", own, abi, warden.ScopeABI)
 }

@@ -25,9 +25,12 @@ import (
 //     network namespace (allowlist mode) and hands it to the launcher, which
 //     serves the proxies on it from outside, so no relay runs inside (ADR
 //     0011);
-//  2. installs the warden's filter and hands its listener to the launcher,
-//     with the device numbers of the sandbox's own file systems (each
-//     --private DIR), where the warden lets any name be made (ADR 0014);
+//  2. scopes the sandbox to its own abstract unix sockets with Landlock
+//     where the kernel can, starts the warden's socket helper, installs the
+//     warden's filter and hands its listener and the helper's socket to the
+//     launcher, with the device numbers of the sandbox's own file systems
+//     (each --private DIR), where the warden lets any name be made (ADR
+//     0014, 0021);
 //  3. waits until the launcher answers, and execs COMMAND (Claude); or, when
 //     the answer says the launcher relays a terminal through its own pty
 //     (descriptors 0..2 hold the pty's slave), runs COMMAND as the pty's
@@ -71,15 +74,35 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 		}
 		devs = append(devs, strconv.FormatUint(st.Dev, 10))
 	}
+	// Landlock keeps the sandbox to the abstract unix sockets it makes
+	// itself, where the kernel can; elsewhere the warden refuses abstract
+	// names in the container's namespace (ADR 0024).
+	scope := scopeOn
+	if err := warden.ScopeAbstractSockets(); err != nil {
+		scope = scopeOff
+	}
+	helper, err := startSocketHelper()
+	if err != nil {
+		return fail("cannot start the socket helper: %v", err)
+	}
 	listener, err := warden.Install()
 	if err != nil {
 		return fail("%v", err)
 	}
-	msg := "warden " + strings.Join(devs, " ")
-	if _, _, err := conn.WriteMsgUnix([]byte(msg), unix.UnixRights(listener), nil); err != nil {
+	// The filter sends this thread's sendmsg to the warden, which is not
+	// served before the listener arrives: another thread, which has no
+	// filter of the warden's, sends it.
+	msg := strings.Join(append([]string{"warden", scope}, devs...), " ")
+	sent := make(chan error)
+	go func() {
+		_, _, err := conn.WriteMsgUnix([]byte(msg), unix.UnixRights(listener, helper), nil)
+		sent <- err
+	}()
+	if err := <-sent; err != nil {
 		return fail("cannot hand the warden's listener to the launcher: %v", err)
 	}
 	unix.Close(listener)
+	unix.Close(helper)
 	// The launcher answers once it serves everything; without the answer
 	// Claude would start with no way out and no warden, so it does not.
 	ack := make([]byte, 1)
@@ -99,6 +122,64 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 	conn.Close()
 	err = unix.Exec(command[0], command, os.Environ())
 	return fail("cannot run %s: %v", command[0], err)
+}
+
+// What init tells the launcher of Landlock's scope on abstract unix
+// sockets, after "warden".
+const (
+	scopeOn  = "abstract-scoped"
+	scopeOff = "abstract-unscoped"
+)
+
+// SocketHelperArg runs init as the warden's socket helper, on helperFD
+// (SocketHelper); verify knows the helper by it.
+const (
+	SocketHelperArg = "--socket-helper"
+	helperFD        = 3
+)
+
+// SocketHelper is init's child, the warden's socket helper
+// (warden/helper.go), serving on helperFD.
+func SocketHelper(stderr io.Writer) int {
+	if !Inside() {
+		fmt.Fprintln(stderr, "claude-sandbox: init: the socket helper runs only inside the sandbox")
+		return ExitRefused
+	}
+	if err := warden.ServeHelper(helperFD); err != nil {
+		fmt.Fprintf(stderr, "claude-sandbox: init: socket helper: %v\n", err)
+		return ExitRefused
+	}
+	return 0
+}
+
+// startSocketHelper starts the warden's socket helper (warden/helper.go):
+// this binary again, from this thread, so in its Landlock domain but
+// before the warden's filter; in a session of its own, so that no key
+// typed at a terminal signals it. It returns the launcher's end of its
+// connection.
+func startSocketHelper() (int, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(fds[1])
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		unix.Close(fds[0])
+		return -1, err
+	}
+	defer null.Close()
+	n := null.Fd()
+	_, err = syscall.ForkExec("/proc/self/exe", []string{"claude-sandbox", "init", SocketHelperArg}, &syscall.ProcAttr{
+		Env:   []string{},
+		Files: []uintptr{n, n, n, uintptr(fds[1])},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		unix.Close(fds[0])
+		return -1, err
+	}
+	return fds[0], nil
 }
 
 // The launcher's answer on the control socket, once it serves everything.

@@ -17,14 +17,15 @@ func TestConfinedBy(t *testing.T) {
 		sock   error
 		want   bool
 	}{
-		{"the sandbox", sandboxed, unix.EPERM, true},
-		{"unix sockets allowed", sandboxed, nil, false},
-		{"unix sockets failing for another reason", sandboxed, unix.EMFILE, false},
-		{"capabilities", "CapEff:\t000001ffffffffff\nNoNewPrivs:\t1\n", unix.EPERM, false},
-		{"no no_new_privs", "CapEff:\t0000000000000000\nNoNewPrivs:\t0\n", unix.EPERM, false},
-		{"no CapEff line", "NoNewPrivs:\t1\n", unix.EPERM, false},
-		{"no NoNewPrivs line", "CapEff:\t0000000000000000\n", unix.EPERM, false},
-		{"an empty status", "", unix.EPERM, false},
+		{"the sandbox", sandboxed, unix.EAFNOSUPPORT, true},
+		{"no filter: the kernel refuses the flag bit", sandboxed, unix.EINVAL, false},
+		{"a container runtime's filter", sandboxed, unix.EPERM, false},
+		{"vsock created", sandboxed, nil, false},
+		{"capabilities", "CapEff:\t000001ffffffffff\nNoNewPrivs:\t1\n", unix.EAFNOSUPPORT, false},
+		{"no no_new_privs", "CapEff:\t0000000000000000\nNoNewPrivs:\t0\n", unix.EAFNOSUPPORT, false},
+		{"no CapEff line", "NoNewPrivs:\t1\n", unix.EAFNOSUPPORT, false},
+		{"no NoNewPrivs line", "CapEff:\t0000000000000000\n", unix.EAFNOSUPPORT, false},
+		{"an empty status", "", unix.EAFNOSUPPORT, false},
 	} {
 		if got := confinedBy(procstatus.Parse([]byte(tc.status)), tc.sock); got != tc.want {
 			t.Errorf("%s: confinedBy = %v, want %v", tc.name, got, tc.want)

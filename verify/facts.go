@@ -101,7 +101,7 @@ func startEnvironment(procs []process, procsErr error) (int, []string, error) {
 }
 
 // recomputeLaunch runs the launcher's planning again. The working
-// directory is bwrap's pid 1's, which is the launch's --chdir; the
+// directory is the launch's --chdir, which bwrap gives as PWD; the
 // environment is the one bwrap gave the first process. CLAUDE_SANDBOX_*
 // never enter the sandbox, so a session's own protect paths are unknown here.
 // The session token and the credential proxy's address are the launch's own,
@@ -115,8 +115,11 @@ func (f *facts) recomputeLaunch() (*launchView, error) {
 		return nil, err
 	}
 	f.sessionAuth(&l)
-	if l.Cwd, err = os.Readlink("/proc/1/cwd"); err != nil {
-		return nil, err
+	// bwrap sets PWD to its --chdir; pid 1's own working directory is out
+	// of reach where Landlock scopes the sandbox (pid 1 is outside its
+	// domain).
+	if l.Cwd = envlist.Map(f.startEnv)["PWD"]; l.Cwd == "" {
+		return nil, errors.New("bwrap gave the first process no PWD")
 	}
 	plan, err := sandbox.Build(f.conf, sandbox.SessionEnv{}, l)
 	if err != nil {
@@ -268,11 +271,13 @@ func firstProcess(procs []process) (int, error) {
 	return first, nil
 }
 
-// childOf is the oldest child of pid (the lowest pid), or 0.
+// childOf is the oldest child of pid (the lowest pid), or 0. The warden's
+// socket helper, which init starts before Claude, is none.
 func childOf(procs []process, pid int) int {
 	child := 0
 	for _, p := range procs {
-		if p.ppid == pid && (child == 0 || p.pid < child) {
+		helper := len(p.args) > 2 && p.args[1] == "init" && p.args[2] == launcher.SocketHelperArg
+		if p.ppid == pid && !helper && (child == 0 || p.pid < child) {
 			child = p.pid
 		}
 	}

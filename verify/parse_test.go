@@ -47,9 +47,11 @@ func TestFirstProcess(t *testing.T) {
 		t.Error("no child of pid 1 was not an error")
 	}
 	// With a terminal, init runs Claude as its child.
-	job := []process{{pid: 1, comm: "bwrap"}, {pid: 2, ppid: 1, comm: "claude-sandbox", args: []string{layout.InitPath, "init", "--", "claude"}}, {pid: 4, ppid: 3}, {pid: 3, ppid: 2, comm: "claude"}}
-	if got, err := firstProcess(job); err != nil || got != 3 {
-		t.Errorf("firstProcess = %d, %v; want init's child 3", got, err)
+	job := []process{{pid: 1, comm: "bwrap"}, {pid: 2, ppid: 1, comm: "claude-sandbox", args: []string{layout.InitPath, "init", "--", "claude"}}, {pid: 4, ppid: 3},
+		{pid: 3, ppid: 2, comm: "claude"}, {pid: 5, ppid: 2, args: []string{"claude-sandbox", "init", "--socket-helper"}}}
+	job[3].pid, job[4].pid = 5, 3 // the socket helper started first
+	if got, err := firstProcess(job); err != nil || got != 5 {
+		t.Errorf("firstProcess = %d, %v; want init's child 5, not the socket helper", got, err)
 	}
 }
 
@@ -93,7 +95,8 @@ func TestParseNetUnix(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []unixSocket{
-		{"unix", "/run/docker.sock"}, {"unix", "@abstract-name"}, {"unixgram", "/dev/log"}, {"unixpacket", "/run/with space.sock"},
+		{"unix", "/run/docker.sock", []string{"1001", "1006"}}, {"unix", "@abstract-name", []string{"1002"}},
+		{"unixgram", "/dev/log", []string{"1003"}}, {"unixpacket", "/run/with space.sock", []string{"1004"}},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(unixSocket{})); diff != "" {
 		t.Errorf("parseNetUnix mismatch (-want +got):\n%s", diff)

@@ -154,6 +154,11 @@ func pidNamespace(f *facts) (string, error) {
 // from /proc/1.
 func pid1Environment(*facts) (string, error) {
 	env, err := os.ReadFile("/proc/1/environ")
+	if errors.Is(err, os.ErrPermission) {
+		// Landlock's domain, which init puts the sandbox in, keeps it from
+		// reading a process outside the domain, as bwrap's pid 1 is.
+		return "/proc/1 (bwrap's) cannot be read from inside: it is outside the sandbox's Landlock domain", nil
+	}
 	if err != nil {
 		return "", err
 	}

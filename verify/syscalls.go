@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,31 +37,11 @@ func refusedAll(calls []string, errs []error) (string, error) {
 	return strings.Join(calls, ", ") + " refused with EPERM", nil
 }
 
-// unixSocketRefused: no unix socket can be created, so neither a socket
-// path nor an abstract name outside can be connected to (read-only binds
-// do not stop connect(), and abstract sockets have no path to hide).
-func unixSocketRefused(*facts) (string, error) {
-	types := []struct {
-		name string
-		typ  int
-	}{{"SOCK_STREAM", unix.SOCK_STREAM}, {"SOCK_DGRAM", unix.SOCK_DGRAM}, {"SOCK_SEQPACKET", unix.SOCK_SEQPACKET}}
-	var calls []string
-	var errs []error
-	for _, t := range types {
-		fd, err := unix.Socket(unix.AF_UNIX, t.typ|unix.SOCK_CLOEXEC, 0)
-		if err == nil {
-			unix.Close(fd)
-		}
-		calls = append(calls, "socket(AF_UNIX, "+t.name+")")
-		errs = append(errs, err)
-	}
-	return refusedAll(calls, errs)
-}
-
 // unixSocket is a named socket listed in /proc/net/unix.
 type unixSocket struct {
-	network string // for net.Dial: unix, unixgram or unixpacket
-	addr    string // a path, or @name for an abstract socket
+	network string   // for net.Dial: unix, unixgram or unixpacket
+	addr    string   // a path, or @name for an abstract socket
+	inodes  []string // of every socket listed with this name (a listener's accepted ones carry its name)
 }
 
 // parseNetUnix reads /proc/net/unix, which lists every unix socket of the
@@ -68,7 +49,7 @@ type unixSocket struct {
 // named ones, each once.
 func parseNetUnix(r io.Reader) ([]unixSocket, error) {
 	networks := map[string]string{"0001": "unix", "0002": "unixgram", "0005": "unixpacket"}
-	seen := map[unixSocket]bool{}
+	seen := map[[2]string]int{}
 	var out []unixSocket
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -80,27 +61,56 @@ func parseNetUnix(r io.Reader) ([]unixSocket, error) {
 		if !ok {
 			continue
 		}
-		s := unixSocket{network, strings.Join(f[7:], " ")}
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
+		key := [2]string{network, strings.Join(f[7:], " ")}
+		if i, ok := seen[key]; ok {
+			out[i].inodes = append(out[i].inodes, f[6])
+			continue
 		}
+		seen[key] = len(out)
+		out = append(out, unixSocket{key[0], key[1], []string{f[6]}})
 	}
 	return out, sc.Err()
 }
 
+// socketsHeldInside returns the inodes of the sockets that processes of the
+// sandbox hold open: the sandbox's own, which it may reach (ADR 0024).
+func socketsHeldInside(procs []process) map[string]bool {
+	held := map[string]bool{}
+	for _, p := range procs {
+		dir := fmt.Sprintf("/proc/%d/fd", p.pid)
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:[") {
+				held[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+			}
+		}
+	}
+	return held
+}
+
 // hostSocketsUnreachable: connecting to every named unix socket the
 // kernel lists (the host's and the container's, by path and abstract
-// name) fails. It probes each one; it does not just look.
-func hostSocketsUnreachable(*facts) (string, error) {
-	f, err := os.Open("/proc/net/unix")
+// name) fails, but for the sandbox's own, which a process inside holds.
+// It probes each one; it does not just look.
+func hostSocketsUnreachable(f *facts) (string, error) {
+	if f.procsErr != nil {
+		return "", f.procsErr
+	}
+	own := socketsHeldInside(f.procs)
+	list, err := os.Open("/proc/net/unix")
 	if err != nil {
 		return "", err
 	}
-	socks, err := parseNetUnix(f)
-	f.Close()
+	listed, err := parseNetUnix(list)
+	list.Close()
 	if err != nil {
 		return "", err
+	}
+	var socks []unixSocket
+	for _, s := range listed {
+		if !slices.ContainsFunc(s.inodes, func(ino string) bool { return own[ino] }) {
+			socks = append(socks, s)
+		}
 	}
 	var reached []string
 	why := map[string]int{}
@@ -130,6 +140,9 @@ func hostSocketsUnreachable(*facts) (string, error) {
 	}
 	sort.Strings(reasons)
 	detail := fmt.Sprintf("%d listed (%d by path, %d abstract), none reachable", len(socks), len(socks)-abstract, abstract)
+	if n := len(listed) - len(socks); n > 0 {
+		detail = fmt.Sprintf("%d listed but the sandbox's own %d (%d by path, %d abstract), none reachable", len(socks), n, len(socks)-abstract, abstract)
+	}
 	if len(reasons) > 0 {
 		detail += ": " + strings.Join(reasons, ", ")
 	}

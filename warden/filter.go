@@ -8,7 +8,8 @@ import (
 )
 
 // The warden's seccomp filter sends every system call that can create a
-// name in the file system, or open an existing file for writing, to the
+// name in the file system, open an existing file for writing, or give a
+// socket an address (bind, connect, a send with a destination), to the
 // launcher, outside the sandbox. It is
 // installed inside the sandbox, after bwrap's own filter (sandbox/seccomp.go),
 // by the init process just before it runs Claude, and holds for every
@@ -23,6 +24,10 @@ type call struct {
 	// asks to create, truncate or write: an open for reading needs no
 	// decision.
 	flagsArg int
+	// addrArg > 0 sends the call only when that argument (sendto's
+	// destination) is not a null pointer: without one the kernel reads no
+	// address, whatever the task's memory holds.
+	addrArg int
 	// errno, when not zero, fails the call outright instead.
 	errno unix.Errno
 	// decode reads the call's registers into a request; nil with errno.
@@ -68,6 +73,30 @@ var commonCalls = []call{
 	{name: "truncate", nr: unix.SYS_TRUNCATE, flagsArg: -1, why: "writes a file by its name",
 		decode: func(a [6]uint64) request {
 			return request{op: opTruncate, dirfd: atFDCWD, path: a[0], length: int64(a[1])}
+		}},
+	// A socket's address is in the task's memory, where the filter cannot
+	// see whether it names a unix socket: every bind, connect and send with
+	// an address goes to the warden, which does it on the task's own socket
+	// (ADR 0024). A sendmsg's address, too, is in memory.
+	{name: "bind", nr: unix.SYS_BIND, flagsArg: -1, why: "gives a socket an address: a unix socket a name in the file system",
+		decode: func(a [6]uint64) request {
+			return request{op: opBind, sock: fd(a[0]), addr: a[1], addrLen: uint32(a[2])}
+		}},
+	{name: "connect", nr: unix.SYS_CONNECT, flagsArg: -1, why: "connects a socket: a unix socket to whatever its path names",
+		decode: func(a [6]uint64) request {
+			return request{op: opConnect, sock: fd(a[0]), addr: a[1], addrLen: uint32(a[2])}
+		}},
+	{name: "sendto", nr: unix.SYS_SENDTO, flagsArg: -1, addrArg: 4, why: "sends a datagram to an address: a unix one to whatever its path names",
+		decode: func(a [6]uint64) request {
+			return request{op: opSendto, sock: fd(a[0]), buf: a[1], length: int64(a[2]), flags: a[3], addr: a[4], addrLen: uint32(a[5])}
+		}},
+	{name: "sendmsg", nr: unix.SYS_SENDMSG, flagsArg: -1, why: "sends a message, to the address it holds in memory if any",
+		decode: func(a [6]uint64) request {
+			return request{op: opSendmsg, sock: fd(a[0]), msg: a[1], flags: a[2]}
+		}},
+	{name: "sendmmsg", nr: unix.SYS_SENDMMSG, flagsArg: -1, why: "sends messages, to the addresses they hold in memory if any",
+		decode: func(a [6]uint64) request {
+			return request{op: opSendmmsg, sock: fd(a[0]), msg: a[1], vlen: uint32(a[2]), flags: a[3]}
 		}},
 	// openat2's flags live in memory the task could change after a check,
 	// and no libc uses it for open(3): it fails as on an older kernel, and
@@ -118,6 +147,18 @@ func program() []insn {
 		action := ret(retNotify)
 		if c.errno != 0 {
 			action = ret(unix.SECCOMP_RET_ERRNO | uint32(c.errno))
+		}
+		if c.addrArg > 0 {
+			// jeq nr; a pointer is null only when both its halves are.
+			p = append(p,
+				insn{Code: jeq, K: uint32(c.nr), Jf: 6},
+				insn{Code: ldAbs, K: offArg(c.addrArg)},
+				insn{Code: jeq, K: 0, Jf: 2},
+				insn{Code: ldAbs, K: offArg(c.addrArg) + 4},
+				insn{Code: jeq, K: 0, Jt: 1},
+				action,
+				retAllow)
+			continue
 		}
 		if c.flagsArg < 0 {
 			p = append(p, insn{Code: jeq, K: uint32(c.nr), Jf: 1}, action)

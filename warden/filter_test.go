@@ -35,6 +35,8 @@ func run(t *testing.T, prog []insn, arch, nr uint32, args ...uint64) uint32 {
 				acc = arch
 			case k >= 16 && k < 64 && (k-16)%8 == 0:
 				acc = uint32(a[(k-16)/8])
+			case k >= 16 && k < 64 && (k-16)%8 == 4:
+				acc = uint32(a[(k-16)/8] >> 32)
 			default:
 				t.Fatalf("load of offset %d", k)
 			}
@@ -84,6 +86,15 @@ func TestFilter(t *testing.T) {
 		{"renameat2", nativeArch, unix.SYS_RENAMEAT2, nil, notify},
 		{"openat2", nativeArch, unix.SYS_OPENAT2, nil, enosys},
 		{"read", nativeArch, unix.SYS_READ, nil, allow},
+		{"bind", nativeArch, unix.SYS_BIND, nil, notify},
+		{"connect", nativeArch, unix.SYS_CONNECT, nil, notify},
+		{"sendto without an address", nativeArch, unix.SYS_SENDTO, []uint64{3, 0x1000, 10, 0, 0, 0}, allow},
+		{"sendto with an address", nativeArch, unix.SYS_SENDTO, []uint64{3, 0x1000, 10, 0, 0x7f0012345678, 110}, notify},
+		{"sendto with an address above 4 GiB, low half zero", nativeArch, unix.SYS_SENDTO, []uint64{3, 0x1000, 10, 0, 0x7f0000000000, 110}, notify},
+		{"sendmsg", nativeArch, unix.SYS_SENDMSG, nil, notify},
+		{"sendmmsg", nativeArch, unix.SYS_SENDMMSG, nil, notify},
+		{"write", nativeArch, unix.SYS_WRITE, nil, allow},
+		{"recvmsg", nativeArch, unix.SYS_RECVMSG, nil, allow},
 		{"unlinkat", nativeArch, unix.SYS_UNLINKAT, nil, allow},
 		{"another architecture", nativeArch + 1, unix.SYS_MKDIRAT, nil, eperm},
 	}
@@ -209,7 +220,10 @@ func TestWardenChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Sendmsg(3, []byte{0}, unix.UnixRights(listener), nil, 0); err != nil {
+	// This thread's sendmsg would wait for a warden: another thread sends.
+	sent := make(chan error)
+	go func() { sent <- unix.Sendmsg(3, []byte{0}, unix.UnixRights(listener), nil, 0) }()
+	if err := <-sent; err != nil {
 		t.Fatal(err)
 	}
 }

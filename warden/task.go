@@ -162,3 +162,68 @@ func (t *task) ctty() (uint64, error) {
 	}
 	return strconv.ParseUint(fields[4], 10, 64)
 }
+
+// pidfdThread is PIDFD_THREAD (Linux 6.9): a pidfd of one thread, whose
+// descriptor table may be its own.
+const pidfdThread = unix.O_EXCL
+
+// pidfd opens a pidfd of the task: of the thread itself where the kernel
+// can, else of its process. Whether it is still the task that asked is
+// known only once the notification is checked to be live.
+func (t *task) pidfd() (int, error) {
+	fd, err := unix.PidfdOpen(t.tid, pidfdThread)
+	if err != unix.EINVAL {
+		return fd, err
+	}
+	fd, err = unix.PidfdOpen(t.tid, 0)
+	if err != unix.EINVAL {
+		return fd, err
+	}
+	tgid, err := t.outerTgid()
+	if err != nil {
+		return -1, err
+	}
+	return unix.PidfdOpen(tgid, 0)
+}
+
+// outerTgid is the task's process ID in the warden's PID namespace.
+func (t *task) outerTgid() (int, error) {
+	status, err := procstatus.Read(strconv.Itoa(t.tid))
+	if err != nil {
+		return 0, err
+	}
+	tgid, ok := status["Tgid"]
+	if !ok {
+		return 0, fmt.Errorf("status: no Tgid")
+	}
+	return strconv.Atoi(tgid)
+}
+
+// read copies n bytes at addr from the task's memory, once.
+func (t *task) read(addr, n uint64) ([]byte, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	if addr == 0 {
+		return nil, unix.EFAULT
+	}
+	buf := make([]byte, n)
+	local := []unix.Iovec{{Base: &buf[0], Len: n}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: int(n)}}
+	got, err := unix.ProcessVMReadv(t.tid, local, remote, 0)
+	if err != nil || uint64(got) != n {
+		return nil, unix.EFAULT
+	}
+	return buf, nil
+}
+
+// write copies b into the task's memory at addr (sendmmsg's lengths).
+func (t *task) write(addr uint64, b []byte) error {
+	local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
+	got, err := unix.ProcessVMWritev(t.tid, local, remote, 0)
+	if err == nil && got != len(b) {
+		err = unix.EFAULT
+	}
+	return err
+}

@@ -1,6 +1,7 @@
 // Package warden refuses, from outside the sandbox, the names the sandbox
 // may not create: a `.git` wherever the outside can see it, and the names
-// the policy lists per directory (sandbox.NameRule). Programs outside obey
+// the policy lists per directory (sandbox.NameRule); and it lets a unix
+// socket reach only the sandbox's own sockets (sockets.go, ADR 0024). Programs outside obey
 // files by their names (git enters any directory holding a `.git`); read-only
 // mounts can hold the names that exist at launch, but not the ones that do
 // not exist yet, anywhere in the workspace (ADR 0014).
@@ -72,6 +73,16 @@ type Rules struct {
 	// git outside obeys a ".git" directory's config and hooks in any
 	// repository, also one made outside during the session.
 	InNamedDirs []NamedDir
+	// PrivateNetwork says the sandbox has a network namespace of its own
+	// (network = allowlist): every abstract unix socket name in it is the
+	// sandbox's. Otherwise it shares the container's abstract names, and
+	// the warden refuses them.
+	PrivateNetwork bool
+	// Helper is the launcher's end of the socket helper's connection
+	// (helper.go), nil without one; AbstractScoped says Landlock confines
+	// the helper, and the whole sandbox, to its own abstract sockets.
+	Helper         *os.File
+	AbstractScoped bool
 }
 
 type fileID struct{ dev, ino uint64 }
@@ -100,13 +111,19 @@ type Warden struct {
 	// sees it and why.
 	Refused func(path, why string)
 	openers chan fifoOpener // the free ones
+	sockets ownSockets
+	helper  *helperClient
 }
 
 // New prepares a warden for rules. The rule directories are looked up now;
 // one that does not exist is an error, because its names could then be
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
-	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, paths: append([]PathRule{}, r.Paths...), inNamed: map[string]map[string]string{}}
+	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, paths: append([]PathRule{}, r.Paths...), inNamed: map[string]map[string]string{},
+		sockets: ownSockets{files: map[sockID]bool{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
+	if r.Helper != nil {
+		w.helper = newHelperClient(int(r.Helper.Fd()))
+	}
 	for _, d := range r.InNamedDirs {
 		if w.inNamed[d.Dir] == nil {
 			w.inNamed[d.Dir] = map[string]string{}
@@ -151,10 +168,11 @@ func New(listener int, r Rules) (*Warden, error) {
 const Workers = 8
 
 // Threads is how many threads the warden holds: a worker's and a FIFO
-// opener's, for each worker. Serve makes them all at once and keeps them:
-// nothing the sandbox does makes the launcher create a thread, which a fork
-// flood inside could make impossible.
-const Threads = 2 * Workers
+// opener's, for each worker, and the reader of the socket helper's answers.
+// Serve makes them all at once and keeps them: nothing the sandbox does
+// makes the launcher create a thread, which a fork flood inside could make
+// impossible.
+const Threads = 2*Workers + 1
 
 // Serve answers notifications until every task of the sandbox is gone.
 func (w *Warden) Serve() {
@@ -254,6 +272,11 @@ func (w *Warden) handle(n *notif) {
 	}
 	t := &task{tid: int(n.pid), id: n.id}
 	req := c.decode(n.args)
+	if req.op >= opBind {
+		val, errno := w.socketCall(n, t, req)
+		answer(w.listener, n.id, val, errno)
+		return
+	}
 	fd, errno := w.carryOut(n, t, req)
 	if errno == 0 && fd >= 0 {
 		err := answerFD(w.listener, n.id, fd, req.flags&unix.O_CLOEXEC != 0)
@@ -279,6 +302,11 @@ const (
 	opLink
 	opRename
 	opTruncate
+	opBind
+	opConnect
+	opSendto
+	opSendmsg
+	opSendmmsg
 )
 
 // request is a call's arguments, decoded from its registers.
@@ -292,7 +320,14 @@ type request struct {
 	flags  uint64
 	mode   uint32
 	dev    uint64
-	length int64 // truncate
+	length int64 // truncate; sendto: the data's length
+	// bind, connect, sendto, sendmsg, sendmmsg
+	sock    int    // the task's socket
+	addr    uint64 // bind, connect, sendto: the address (in the task)
+	addrLen uint32
+	buf     uint64 // sendto: the data
+	msg     uint64 // sendmsg: the struct msghdr; sendmmsg: the array of struct mmsghdr
+	vlen    uint32 // sendmmsg: how many
 }
 
 // carryOut does the call for the task. It returns a descriptor to install
@@ -339,6 +374,12 @@ func (w *Warden) carryOut(n *notif, t *task, req request) (int, unix.Errno) {
 		return -1, unix.ENOENT
 	}
 	wk := &walker{root: root, self: t.ids}
+	if req.op == opLink || req.op == opRename || req.op == opSymlink {
+		// Neither may put another file under a name a bind has just
+		// made, before the warden records what it made (bindPath).
+		w.sockets.names.RLock()
+		defer w.sockets.names.RUnlock()
+	}
 	switch req.op {
 	case opOpen:
 		return w.open(n.id, t, wk, start, path, req)
@@ -715,43 +756,56 @@ func (w *Warden) openFIFO(id uint64, r resolved, flags int) (int, unix.Errno) {
 		fd, err := unix.Open(path, flags, 0)
 		return fd, errnoOf(err)
 	}
+	fd, err := w.blocking(id, func() (int, error) { return unix.Open(path, flags, 0) }, func() {
+		// Opened both ways, a FIFO never blocks, and the waiting open
+		// returns.
+		if wake, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+			unix.Close(wake)
+		}
+	})
+	if err == nil && !valid(w.listener, id) {
+		unix.Close(fd)
+		return -1, unix.ENOENT
+	}
+	return fd, errnoOf(err)
+}
+
+// blocking runs call, which may block for as long as the task's own call
+// would (an open of a FIFO, a connect), on an opener's thread, while the
+// worker watches whether the task is still there. When it is gone, wake
+// makes the call return, and blocking waits for it.
+func (w *Warden) blocking(id uint64, call func() (int, error), wake func()) (int, error) {
 	o := <-w.openers // one is free: a worker holds at most one at a time
 	defer func() { w.openers <- o }()
 	done := make(chan fifoOpened, 1)
-	o <- fifoOpen{path, flags, done}
+	o <- fifoOpen{call, done}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case r := <-done:
-			return r.fd, errnoOf(r.err)
+			return r.fd, r.err
 		case <-tick.C:
 			if valid(w.listener, id) {
 				continue
 			}
-			// The task is gone: opened both ways, a FIFO never blocks,
-			// and the waiting open returns.
-			if wake, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
-				unix.Close(wake)
-			}
-			if r := <-done; r.err == nil {
-				unix.Close(r.fd)
-			}
-			return -1, unix.ENOENT
+			wake()
+			r := <-done
+			return r.fd, r.err
 		}
 	}
 }
 
-// A fifoOpener opens FIFOs on a thread of its own, as unprivileged as a
-// worker's: the open blocks until the FIFO's other end comes, while the
-// worker watches whether the task is still there. The thread then waits for
-// the next open; it is never handed back to the Go runtime.
+// A fifoOpener makes calls that block (opens of FIFOs, connects) on a
+// thread of its own, as unprivileged as a worker's: the call blocks until
+// its other end comes, while the worker watches whether the task is still
+// there. The thread then waits for the next call; it is never handed back
+// to the Go runtime.
 type fifoOpener chan fifoOpen
 
 type fifoOpen struct {
-	path  string
-	flags int
-	done  chan<- fifoOpened
+	call func() (int, error)
+	done chan<- fifoOpened
 }
 
 type fifoOpened struct {
@@ -770,7 +824,7 @@ func newFIFOOpener() (fifoOpener, error) {
 			return // the thread ends with the goroutine
 		}
 		for req := range o {
-			fd, err := unix.Open(req.path, req.flags, 0)
+			fd, err := req.call()
 			req.done <- fifoOpened{fd, err}
 		}
 	}()

@@ -1,0 +1,121 @@
+package launcher
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+)
+
+// socketsBench is a Python program that serves on a socket of its own and
+// connects to it 10,000 times: a unix socket in /tmp, or TCP on loopback.
+const socketsBench = `import socket, sys, threading
+unix = sys.argv[1] == "unix"
+family = socket.AF_UNIX if unix else socket.AF_INET
+srv = socket.socket(family)
+srv.bind("/tmp/bench.sock" if unix else ("127.0.0.1", 0))
+srv.listen(1024)
+addr = srv.getsockname()
+def serve():
+    while True:
+        srv.accept()[0].close()
+threading.Thread(target=serve, daemon=True).start()
+for _ in range(10000):
+    c = socket.socket(family)
+    c.connect(addr)
+    c.close()
+`
+
+// BenchmarkSockets times 10,000 connects to a server inside the sandbox,
+// over a unix socket and over TCP, inside the launcher's sandbox (where the
+// warden carries out every bind and connect, ADR 0024) and inside bare
+// bwrap with the same argv and bwrap's filter only, interleaved in one run
+// (goal: at most 1.2x each).
+//
+//	go test -run '^$' -bench Sockets -benchtime 5x ./launcher/
+func BenchmarkSockets(b *testing.B) {
+	bwrap, err := FindBwrap(layout.Installed())
+	if err != nil {
+		b.Skipf("SKIPPING: %v", err)
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		b.Skipf("SKIPPING: needs /usr/bin/python3")
+	}
+	dir := b.TempDir()
+	launcherBin := buildBenchLauncher(b, dir)
+	ws := benchWorkspace(b, dir)
+	b.Chdir(ws)
+	must(b, os.WriteFile(filepath.Join(ws, "bench.py"), []byte(socketsBench), 0o644))
+	for _, kind := range []string{"unix", "tcp"} {
+		b.Run(kind, func(b *testing.B) {
+			real := filepath.Join(dir, "real-"+kind)
+			must(b, os.WriteFile(real, []byte(fmt.Sprintf("#!/bin/sh\nexec /usr/bin/python3 %s/bench.py %s\n", ws, kind)), 0o755))
+			bare, viaLauncher := benchSandboxes(b, bwrap, launcherBin, dir, real)
+			ways := []func() *exec.Cmd{bare, viaLauncher}
+			totals := make([]time.Duration, len(ways))
+			for _, w := range ways {
+				if out, err := w().CombinedOutput(); err != nil {
+					b.Fatalf("%v\n%s", err, out)
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j, w := range ways {
+					cmd := w()
+					start := time.Now()
+					if out, err := cmd.CombinedOutput(); err != nil {
+						b.Fatalf("%v\n%s", err, out)
+					}
+					totals[j] += time.Since(start)
+					for _, f := range cmd.ExtraFiles {
+						f.Close()
+					}
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(totals[0].Microseconds())/1000/float64(b.N), "bwrap-ms/op")
+			b.ReportMetric(float64(totals[1].Microseconds())/1000/float64(b.N), "launcher-ms/op")
+			b.ReportMetric(float64(totals[1])/float64(totals[0]), "launcher/bwrap")
+		})
+	}
+}
+
+// benchSandboxes returns commands that run real as Claude inside bare bwrap
+// with the launcher's argv (network = open) and bwrap's filter only, and
+// through the launcher.
+func benchSandboxes(b *testing.B, bwrap, launcherBin, dir, real string) (bare, viaLauncher func() *exec.Cmd) {
+	conf := filepath.Join(dir, "open.conf")
+	must(b, os.WriteFile(conf, []byte("network = open\ncredentials = inside\n"), 0o644))
+	p := layout.Installed()
+	p.Conf, p.RealBinary = conf, real
+	pr, err := Prepare(p, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	must(b, prepareHome(pr.Launch.Home, pr.Plan))
+	argsFile := filepath.Join(dir, "args-"+filepath.Base(real))
+	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
+	filterFile := filepath.Join(dir, "seccomp")
+	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
+	bare = func() *exec.Cmd {
+		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Claude...)...)
+		cmd.Env = []string{}
+		args, _ := os.Open(argsFile)
+		filter, _ := os.Open(filterFile)
+		status, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		cmd.ExtraFiles = []*os.File{args, filter, status}
+		return cmd
+	}
+	viaLauncher = func() *exec.Cmd {
+		cmd := exec.Command(launcherBin)
+		cmd.Env = []string{"CS_CONF=" + conf, "CS_REAL=" + real}
+		return cmd
+	}
+	return bare, viaLauncher
+}

@@ -1,0 +1,258 @@
+package warden
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The socket helper is the one part of the warden inside the sandbox: a
+// process that init starts before it installs the warden's filter, in the
+// sandbox's mount namespace, root, user and Landlock domain, and undumpable
+// (nothing inside can trace it or take its descriptors). It makes the two
+// kinds of socket call the warden cannot make from outside:
+//   - a bind to a path, with the task's own address bytes, from the task's
+//     working directory: the kernel keeps the address a socket was bound
+//     with (getsockname, a datagram's source, a client's getpeername), and
+//     only inside does "/tmp/x.sock" mean the sandbox's /tmp;
+//   - a connect or send to an abstract name while the sandbox shares the
+//     container's abstract names (network = open): Landlock's scope
+//     (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET), which init put on the sandbox
+//     before it started the helper, lets it reach only the sockets the
+//     sandbox made.
+// It acts only on what the warden sends it, on the task's own socket, after
+// the warden's checks; it is no more than any process inside.
+
+// Helper requests.
+const (
+	helperBind    = 'b'
+	helperConnect = 'c'
+	helperSend    = 's'
+)
+
+// maxHelperData is the largest datagram the helper sends: an abstract
+// datagram socket's peer in the sandbox gets no larger one.
+const maxHelperData = 64 << 10
+
+// helperRequest: op (1), id (8), flags (4), address length (4), then the
+// address and the data. Descriptors: the socket, and for a bind the task's
+// working directory.
+func encodeHelperRequest(op byte, id uint64, flags int, addr, data []byte) []byte {
+	b := []byte{op}
+	b = binary.NativeEndian.AppendUint64(b, id)
+	b = binary.NativeEndian.AppendUint32(b, uint32(flags))
+	b = binary.NativeEndian.AppendUint32(b, uint32(len(addr)))
+	return append(append(b, addr...), data...)
+}
+
+// A helperClient is the warden's end of the helper's socket.
+type helperClient struct {
+	fd      int
+	mu      sync.Mutex // one request written at a time
+	next    atomic.Uint64
+	waiting sync.Map // id: chan helperResult
+}
+
+type helperResult struct {
+	val   int64
+	errno unix.Errno
+}
+
+func newHelperClient(fd int) *helperClient {
+	h := &helperClient{fd: fd}
+	go h.read()
+	return h
+}
+
+// read hands each answer to the call that waits for it. When the helper is
+// gone, every waiting and later call fails (EPERM): nothing passes
+// unchecked.
+func (h *helperClient) read() {
+	buf := make([]byte, 20)
+	for {
+		n, err := unix.Read(h.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n != len(buf) {
+			h.waiting.Range(func(k, v any) bool {
+				v.(chan helperResult) <- helperResult{errno: unix.EPERM}
+				h.waiting.Delete(k)
+				return true
+			})
+			unix.Close(h.fd)
+			h.fd = -1
+			return
+		}
+		id := binary.NativeEndian.Uint64(buf)
+		if c, ok := h.waiting.LoadAndDelete(id); ok {
+			c.(chan helperResult) <- helperResult{
+				val:   int64(binary.NativeEndian.Uint64(buf[12:])),
+				errno: unix.Errno(binary.NativeEndian.Uint32(buf[8:])),
+			}
+		}
+	}
+}
+
+// call sends a request with fds and waits for its answer while the task
+// still waits for its own; when the task is gone, wake ends a call that
+// blocks.
+func (w *Warden) helperCall(op byte, s *socket, fds []int, addr, data []byte, flags int) (int64, unix.Errno) {
+	h := w.helper
+	if h == nil {
+		return 0, unix.EPERM
+	}
+	id := h.next.Add(1)
+	c := make(chan helperResult, 1)
+	h.waiting.Store(id, c)
+	h.mu.Lock()
+	err := unix.Sendmsg(h.fd, encodeHelperRequest(op, id, flags, addr, data), unix.UnixRights(fds...), nil, 0)
+	h.mu.Unlock()
+	if err != nil {
+		h.waiting.Delete(id)
+		return 0, unix.EPERM
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	woken := false
+	for {
+		select {
+		case r := <-c:
+			return r.val, r.errno
+		case <-tick.C:
+			if !woken && !valid(w.listener, s.task.id) {
+				_ = unix.Shutdown(s.fd, unix.SHUT_RDWR)
+				woken = true
+			}
+		}
+	}
+}
+
+// ServeHelper is the helper's loop, run by init's child on fd: each request
+// on a goroutine of its own (a connect may wait for its peer), binds one at
+// a time (each changes the process's working directory). It returns when
+// the launcher's end closes.
+func ServeHelper(fd int) error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %v", err)
+	}
+	var binds, writes sync.Mutex
+	buf, oob := make([]byte, 21+maxAddr+maxHelperData), make([]byte, unix.CmsgSpace(2*4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return nil
+		}
+		fds := receivedFDs(oob[:oobn])
+		if n < 17 || len(fds) == 0 {
+			closeAll(fds)
+			continue
+		}
+		op, id := buf[0], binary.NativeEndian.Uint64(buf[1:])
+		flags, alen := int(binary.NativeEndian.Uint32(buf[9:])), int(binary.NativeEndian.Uint32(buf[13:]))
+		if 17+alen > n {
+			closeAll(fds)
+			continue
+		}
+		addr := append([]byte{}, buf[17:17+alen]...)
+		data := append([]byte{}, buf[17+alen:n]...)
+		go func() {
+			defer closeAll(fds)
+			var val int64
+			var errno unix.Errno
+			switch {
+			case op == helperBind && len(fds) == 2:
+				// A path: from the task's working directory, with its
+				// umask (flags).
+				binds.Lock()
+				unix.Umask(flags)
+				if err := unix.Fchdir(fds[1]); err != nil {
+					errno = errnoOf(err)
+				} else {
+					errno = rawSockCall(unix.SYS_BIND, fds[0], addr)
+				}
+				binds.Unlock()
+			case op == helperBind:
+				errno = rawSockCall(unix.SYS_BIND, fds[0], addr)
+			case op == helperConnect:
+				errno = rawSockCall(unix.SYS_CONNECT, fds[0], addr)
+			case op == helperSend:
+				var sent int
+				sent, errno = rawSendmsg(fds[0], addr, data, nil, flags)
+				val = int64(sent)
+			default:
+				errno = unix.EINVAL
+			}
+			out := binary.NativeEndian.AppendUint64(nil, id)
+			out = binary.NativeEndian.AppendUint32(out, uint32(errno))
+			out = binary.NativeEndian.AppendUint64(out, uint64(val))
+			writes.Lock()
+			_, _ = unix.Write(fd, out)
+			writes.Unlock()
+		}()
+	}
+}
+
+func receivedFDs(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for i := range msgs {
+		got, err := unix.ParseUnixRights(&msgs[i])
+		if err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	return fds
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// LandlockABI is the Landlock ABI version of the running kernel, 0 without
+// Landlock.
+func LandlockABI() int {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
+}
+
+// ScopeABI is the first Landlock ABI that can scope abstract unix sockets
+// (Linux 6.12).
+const ScopeABI = 6
+
+// ScopeAbstractSockets puts the calling thread, and every process it starts
+// from now on, in a Landlock domain of its own that reaches only the
+// abstract unix sockets made inside it. The thread needs no_new_privs.
+func ScopeAbstractSockets() error {
+	if abi := LandlockABI(); abi < ScopeABI {
+		return fmt.Errorf("Landlock ABI %d; scoping abstract unix sockets needs ABI %d (Linux 6.12)", abi, ScopeABI)
+	}
+	// struct landlock_ruleset_attr as of ABI 6: handled_access_fs,
+	// handled_access_net, scoped.
+	attr := [3]uint64{0, 0, unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET}
+	rs, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return fmt.Errorf("landlock_create_ruleset: %v", errno)
+	}
+	defer unix.Close(int(rs))
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, rs, 0, 0); errno != 0 {
+		return fmt.Errorf("landlock_restrict_self: %v", errno)
+	}
+	return nil
+}
