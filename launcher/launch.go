@@ -216,11 +216,12 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 		Stderr:     stdio[2],
 		ExtraFiles: files,
 	}
+	cmd.SysProcAttr = privateMounts()
 	j := &job{term: term, own: term != nil || hasControllingTerminal()}
 	if j.own {
 		// No process of the sandbox has the user's terminal as its
 		// controlling terminal: nothing inside can open it as /dev/tty.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		cmd.SysProcAttr.Setsid = true
 	}
 	// The launcher catches ^C and ^\ so that it outlives them. They are
 	// caught, not ignored, because an ignored signal stays ignored across
@@ -319,6 +320,26 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 			return ws.ExitStatus(), nil
 		}
 	}
+}
+
+// privateMounts starts bwrap in a mount namespace of its own whose mounts
+// receive nothing from outside (ADR 0022). bwrap makes the sandbox's mounts
+// slaves of the namespace it starts in, so a mount made outside after the
+// launch would appear inside with its own flags, writable, under any path
+// the sandbox sees, read-only or masked. Go's child unshares the mount
+// namespace and marks every mount private (MS_REC|MS_PRIVATE) before it
+// execs bwrap, so bwrap copies a tree that nothing propagates into; a mount
+// made before that is in the tree bwrap binds and treats like any other.
+// A user other than root needs a user namespace of its own for it, mapping
+// only itself. If any of it fails, bwrap does not start.
+func privateMounts() *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
+		attr.Cloneflags = syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	}
+	return attr
 }
 
 // statusReader reads bwrap's --json-status-fd records: "child-pid" comes
