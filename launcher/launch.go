@@ -330,16 +330,18 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 // namespace and marks every mount private (MS_REC|MS_PRIVATE) before it
 // execs bwrap, so bwrap copies a tree that nothing propagates into; a mount
 // made before that is in the tree bwrap binds and treats like any other.
-// A user other than root needs a user namespace of its own for it, mapping
-// only itself. If any of it fails, bwrap does not start.
+// The unshare needs CAP_SYS_ADMIN, which a user has only in a user
+// namespace of its own (and root in a container often not outside one): the
+// child makes one, mapping only the user's uid and gid, as bwrap's own does.
+// If any of it fails, bwrap does not start.
 func privateMounts() *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
-	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
-		attr.Cloneflags = syscall.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	uid, gid := os.Getuid(), os.Getgid()
+	return &syscall.SysProcAttr{
+		Cloneflags:   syscall.CLONE_NEWUSER,
+		Unshareflags: syscall.CLONE_NEWNS,
+		UidMappings:  []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings:  []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 	}
-	return attr
 }
 
 // statusReader reads bwrap's --json-status-fd records: "child-pid" comes
