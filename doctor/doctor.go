@@ -150,15 +150,17 @@ func ProcMasked(table io.Reader) bool {
 	return false
 }
 
-// Probe starts a minimal sandbox with the namespaces the launcher uses.
+// Probe starts a minimal sandbox with the namespaces the launcher uses,
+// from the private mount namespace the launcher starts bwrap in.
 func Probe(bwrap string) Finding {
 	probe := exec.Command(bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--cap-drop", "ALL", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/run", "--", "/bin/true")
 	probe.Env = []string{}
+	probe.SysProcAttr = sandbox.PrivateMounts()
 	if outb, err := probe.CombinedOutput(); err != nil {
 		return Finding{Name: "sandbox probe", Detail: fmt.Sprintf("bwrap cannot create the sandbox: %s", strings.TrimSpace(string(outb))), Fix: Diagnose()}
 	}
-	return Finding{OK: true, Name: "sandbox probe", Detail: "bwrap created user, pid, ipc and uts namespaces with a fresh /proc"}
+	return Finding{OK: true, Name: "sandbox probe", Detail: "bwrap created user, pid, ipc and uts namespaces with a fresh /proc, in a private mount namespace"}
 }
 
 var versionRE = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)

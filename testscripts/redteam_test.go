@@ -74,8 +74,10 @@ var redteamCases = []redteamCase{
 	// A file system mounted outside while the session runs (Docker puts
 	// each container's root file system under /var/lib/docker): the
 	// container's watcher mounts a fresh tmpfs at /var/lib/rt-later when the
-	// case asks (.rt-mount-now in the workspace).
-	{Name: "later-mount", Category: "write outside", Command: "touch .rt-mount-now; for i in $(seq 30); do [ -e /var/lib/rt-later/marker ] && break; sleep 0.1; done; echo planted > /var/lib/rt-later/planted 2>&1", Host: `[ -e /var/lib/rt-later/planted ] && echo ESCAPED`},
+	// case asks (.rt-mount-now in the workspace, holding a name the
+	// watcher's marker repeats, so the mount of an earlier run does not
+	// count).
+	{Name: "later-mount", Category: "write outside", Command: "n=$$-$(date +%N); echo $n > .rt-mount-name && mv .rt-mount-name .rt-mount-now; for i in $(seq 30); do [ \"$(cat /var/lib/rt-later/marker 2>/dev/null)\" = $n ] && break; sleep 0.1; done; echo planted > /var/lib/rt-later/planted 2>&1", Host: `[ -e /var/lib/rt-later/planted ] && echo ESCAPED`},
 	{Name: "conf", Category: "write outside", Command: "echo 'allow-write = /' >> /etc/claude-sandbox.conf 2>&1 || echo 'allow-write = /' | sudo -n tee -a /etc/claude-sandbox.conf 2>&1", Host: `grep -q 'allow-write = /$' /etc/claude-sandbox.conf && echo ESCAPED`},
 	{Name: "launcher", Category: "write outside", Command: "for f in /usr/libexec/claude-sandbox/claude-sandbox /usr/local/bin/claude; do cp /bin/true $f 2>&1 || sudo -n cp /bin/true $f 2>&1; done", Host: `/usr/libexec/claude-sandbox/claude-sandbox version | grep -q claude-sandbox && /usr/local/bin/claude-sandbox version | grep -q claude-sandbox || echo ESCAPED`},
 	{Name: "status-line-script", Category: "persist", Command: "printf 'touch /tmp/claude-sandbox-rt-{{ID}}.status-line-script\\necho status\\n' > ~/.claude/statusline.sh 2>&1", Host: outside("shared-home", "status-line-script")},
