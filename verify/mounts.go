@@ -113,7 +113,7 @@ func mountsPrivate(*facts) (string, error) {
 		}
 	}
 	if len(open) > 0 {
-		return "", fmt.Errorf("mounts that receive or send mounts outside: %s", strings.Join(open, ", "))
+		return "", fmt.Errorf("%d mounts receive or send mounts outside, such as %s", len(open), strings.Join(open[:min(len(open), 3)], ", "))
 	}
 	return fmt.Sprintf("%d mounts, none receives from outside", len(all)), nil
 }
