@@ -235,7 +235,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 	statusW.Close()
 	blockR.Close()
 	if err != nil {
-		return 0, fmt.Errorf("cannot start %s in a mount namespace of its own: %w. %s", bwrap, err, doctor.Diagnose())
+		return 0, fmt.Errorf("the sandbox could not be set up: %s cannot start in a mount namespace of its own (%w). %s", bwrap, err, doctor.Diagnose())
 	}
 	j.bwrap = cmd.Process
 	if term != nil {
