@@ -87,7 +87,7 @@ func Host(bwrap string, findErr error, realBinary string) []Finding {
 	}
 	if v := read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); v == "1" {
 		add(false, "AppArmor user namespace restriction", "kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 23.10+ host)",
-			"on the host: sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (persist it in /etc/sysctl.d/), or load an AppArmor profile for /usr/bin/bwrap that allows `userns,`")
+			"on the host: sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (persist it in /etc/sysctl.d/), or load AppArmor profiles that allow `userns,` for /usr/bin/bwrap and, for users other than root, the launcher /usr/libexec/claude-sandbox/claude-sandbox")
 	} else if v != "" {
 		add(true, "AppArmor user namespace restriction", "kernel.apparmor_restrict_unprivileged_userns="+v, "")
 	}
@@ -114,7 +114,7 @@ func Host(bwrap string, findErr error, realBinary string) []Finding {
 // here, and the fix, from facts that need no process to be started.
 func Diagnose() string {
 	if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" {
-		return "Cause: the host restricts unprivileged user namespaces with AppArmor (kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10+). Fix, on the host: `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or load an AppArmor profile for bwrap that allows `userns,`. Details: `claude-sandbox doctor`."
+		return "Cause: the host restricts unprivileged user namespaces with AppArmor (kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10+). Fix, on the host: `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or load AppArmor profiles that allow `userns,` for bwrap and, for users other than root, the launcher (/usr/libexec/claude-sandbox/claude-sandbox). Details: `claude-sandbox doctor`."
 	}
 	if read("/proc/sys/user/max_user_namespaces") == "0" {
 		return "Cause: user namespaces are disabled (user.max_user_namespaces=0). Fix, on the host: `sudo sysctl -w user.max_user_namespaces=15000`. Details: `claude-sandbox doctor`."
@@ -152,15 +152,17 @@ func ProcMasked(table io.Reader) bool {
 	return false
 }
 
-// Probe starts a minimal sandbox with the namespaces the launcher uses.
+// Probe starts a minimal sandbox with the namespaces the launcher uses,
+// from the private mount namespace the launcher starts bwrap in.
 func Probe(bwrap string) Finding {
 	probe := exec.Command(bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--cap-drop", "ALL", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/run", "--", "/bin/true")
 	probe.Env = []string{}
+	probe.SysProcAttr = sandbox.PrivateMounts()
 	if outb, err := probe.CombinedOutput(); err != nil {
 		return Finding{Name: "sandbox probe", Detail: fmt.Sprintf("bwrap cannot create the sandbox: %s", strings.TrimSpace(string(outb))), Fix: Diagnose()}
 	}
-	return Finding{OK: true, Name: "sandbox probe", Detail: "bwrap created user, pid, ipc and uts namespaces with a fresh /proc"}
+	return Finding{OK: true, Name: "sandbox probe", Detail: "bwrap created user, pid, ipc and uts namespaces with a fresh /proc, in a private mount namespace"}
 }
 
 var versionRE = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)

@@ -249,11 +249,12 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 		Stderr:     stdio[2],
 		ExtraFiles: files,
 	}
+	cmd.SysProcAttr = sandbox.PrivateMounts()
 	j := &job{term: term, own: term != nil || hasControllingTerminal()}
 	if j.own {
 		// No process of the sandbox has the user's terminal as its
 		// controlling terminal: nothing inside can open it as /dev/tty.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		cmd.SysProcAttr.Setsid = true
 	}
 	// The launcher catches ^C and ^\ so that it outlives them. They are
 	// caught, not ignored, because an ignored signal stays ignored across
@@ -267,7 +268,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 	statusW.Close()
 	blockR.Close()
 	if err != nil {
-		return 0, fmt.Errorf("cannot start %s: %w", bwrap, err)
+		return 0, fmt.Errorf("the sandbox could not be set up: %s cannot start in a mount namespace of its own (%w). %s", bwrap, err, doctor.Diagnose())
 	}
 	j.bwrap = cmd.Process
 	if term != nil {

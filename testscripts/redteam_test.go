@@ -115,6 +115,13 @@ var redteamCases = []redteamCase{
 	{Name: "authorized-keys", Category: "write outside", Command: "mkdir -p ~/.ssh && echo 'ssh-ed25519 AAAAC3Nza attacker@evil' >> ~/.ssh/authorized_keys 2>&1", Host: `grep -qs attacker "$HOME_DIR/.ssh/authorized_keys" && echo ESCAPED`},
 	{Name: "shared-tmp", Category: "write outside", Command: "echo planted > /tmp/claude-sandbox-rt-{{ID}}.drop 2>&1", Host: `[ -e /tmp/claude-sandbox-rt-{{ID}}.drop ] && echo ESCAPED`},
 	{Name: "system-file", Category: "write outside", Command: "for f in /etc/claude-sandbox-pwned /usr/local/bin/pwned; do echo x > $f 2>&1 || echo x | sudo -n tee $f 2>&1; done", Host: `[ -e /etc/claude-sandbox-pwned ] || [ -e /usr/local/bin/pwned ] && echo ESCAPED`},
+	// A file system mounted outside while the session runs (Docker puts
+	// each container's root file system under /var/lib/docker): the
+	// container's watcher mounts a fresh tmpfs at /var/lib/rt-later when the
+	// case asks (.rt-mount-now in the workspace, holding a name the
+	// watcher's marker repeats, so the mount of an earlier run does not
+	// count).
+	{Name: "later-mount", Category: "write outside", Command: "n=$$-$(date +%N); echo $n > .rt-mount-name && mv .rt-mount-name .rt-mount-now; for i in $(seq 30); do [ \"$(cat /var/lib/rt-later/marker 2>/dev/null)\" = $n ] && break; sleep 0.1; done; echo planted > /var/lib/rt-later/planted 2>&1", Host: `[ -e /var/lib/rt-later/planted ] && echo ESCAPED`},
 	{Name: "conf", Category: "write outside", Command: "echo 'allow-write = /' >> /etc/claude-sandbox.conf 2>&1 || echo 'allow-write = /' | sudo -n tee -a /etc/claude-sandbox.conf 2>&1", Host: `grep -q 'allow-write = /$' /etc/claude-sandbox.conf && echo ESCAPED`},
 	{Name: "launcher", Category: "write outside", Command: "for f in /usr/libexec/claude-sandbox/claude-sandbox /usr/local/bin/claude; do cp /bin/true $f 2>&1 || sudo -n cp /bin/true $f 2>&1; done", Host: `/usr/libexec/claude-sandbox/claude-sandbox version | grep -q claude-sandbox && /usr/local/bin/claude-sandbox version | grep -q claude-sandbox || echo ESCAPED`},
 	{Name: "status-line-script", Category: "persist", Command: "printf 'touch /tmp/claude-sandbox-rt-{{ID}}.status-line-script\\necho status\\n' > ~/.claude/statusline.sh 2>&1", Host: outside("shared-home", "status-line-script")},

@@ -66,6 +66,7 @@ var checks = []check{
 	{"git-dir-private", gitDirPrivate},
 	{"planned-mounts", plannedMounts},
 	{"writable-mounts", writableMounts},
+	{"mounts-private", mountsPrivate},
 
 	// The product's own files.
 	{"conf-read-only", confReadOnly},

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -92,4 +93,27 @@ func (f *facts) planned(m mountinfo.Mount, writable bool) bool {
 // within reports whether p is dir or below it.
 func within(dir, p string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// mountsPrivate: no mount of the sandbox receives mounts from outside or
+// sends its own out. A mount with master:N (or shared:N) in its optional
+// fields gets every mount made later in its peer group outside, with that
+// mount's own flags: writable under a path the sandbox sees read-only, and
+// visible under a mask. Hidden mounts count too: a mount below a mask would
+// receive as well.
+func mountsPrivate(*facts) (string, error) {
+	all, err := mountinfo.Read("self")
+	if err != nil {
+		return "", err
+	}
+	var open []string
+	for _, m := range all {
+		if len(m.Optional) > 0 {
+			open = append(open, m.Point+" ("+strings.Join(m.Optional, " ")+")")
+		}
+	}
+	if len(open) > 0 {
+		return "", fmt.Errorf("%d mounts receive or send mounts outside, such as %s", len(open), strings.Join(open[:min(len(open), 3)], ", "))
+	}
+	return fmt.Sprintf("%d mounts, none receives from outside", len(all)), nil
 }

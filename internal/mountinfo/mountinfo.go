@@ -18,10 +18,11 @@ import (
 // Mount is one line of a mountinfo table.
 type Mount struct {
 	ID, Parent   int
-	Dev          string // major:minor of the file system
-	Root         string // the directory of that file system mounted here
-	Point        string // where it is mounted
-	Options      string // the mount's own options, comma-separated: a bind's "ro" is here
+	Dev          string   // major:minor of the file system
+	Root         string   // the directory of that file system mounted here
+	Point        string   // where it is mounted
+	Options      string   // the mount's own options, comma-separated: a bind's "ro" is here
+	Optional     []string // the optional fields: propagation (shared:N, master:N, propagate_from:N, unbindable)
 	FSType       string
 	Source       string
 	SuperOptions string // the file system's options, comma-separated
@@ -67,6 +68,9 @@ func parseLine(line string) (Mount, error) {
 		return Mount{}, fmt.Errorf("mountinfo line does not parse: %q", line)
 	}
 	m := Mount{ID: id, Parent: parent, Dev: fields[2], Root: Unescape(fields[3]), Point: Unescape(fields[4]), Options: fields[5], FSType: tail[0]}
+	if len(fields) > 6 {
+		m.Optional = fields[6:]
+	}
 	if len(tail) > 1 {
 		m.Source = Unescape(tail[1])
 	}

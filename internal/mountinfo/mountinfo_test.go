@@ -11,6 +11,7 @@ func TestParse(t *testing.T) {
 	in := `66 42 254:0 / / ro,nosuid,nodev,relatime - ext4 /dev/vda rw,discard
 97 66 0:44 / /run rw,nosuid,nodev,relatime - tmpfs tmpfs rw,mode=755
 105 104 254:0 /w/proj/.bin/real-claude /home/my\040user/.local/bin/claude ro,relatime master:3 - ext4 /dev/vda rw
+106 66 0:45 / /mnt rw shared:7 master:2 propagate_from:1 - tmpfs tmpfs rw
 `
 	got, err := Parse(strings.NewReader(in))
 	if err != nil {
@@ -19,7 +20,8 @@ func TestParse(t *testing.T) {
 	want := []Mount{
 		{ID: 66, Parent: 42, Dev: "254:0", Root: "/", Point: "/", Options: "ro,nosuid,nodev,relatime", FSType: "ext4", Source: "/dev/vda", SuperOptions: "rw,discard"},
 		{ID: 97, Parent: 66, Dev: "0:44", Root: "/", Point: "/run", Options: "rw,nosuid,nodev,relatime", FSType: "tmpfs", Source: "tmpfs", SuperOptions: "rw,mode=755"},
-		{ID: 105, Parent: 104, Dev: "254:0", Root: "/w/proj/.bin/real-claude", Point: "/home/my user/.local/bin/claude", Options: "ro,relatime", FSType: "ext4", Source: "/dev/vda", SuperOptions: "rw"},
+		{ID: 105, Parent: 104, Dev: "254:0", Root: "/w/proj/.bin/real-claude", Point: "/home/my user/.local/bin/claude", Options: "ro,relatime", Optional: []string{"master:3"}, FSType: "ext4", Source: "/dev/vda", SuperOptions: "rw"},
+		{ID: 106, Parent: 66, Dev: "0:45", Root: "/", Point: "/mnt", Options: "rw", Optional: []string{"shared:7", "master:2", "propagate_from:1"}, FSType: "tmpfs", Source: "tmpfs", SuperOptions: "rw"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse mismatch (-want +got):\n%s", diff)
