@@ -32,13 +32,7 @@ import (
 //
 //	go test -run '^$' -bench Launch -benchtime 20x ./launcher/
 func BenchmarkLaunch(b *testing.B) {
-	if _, err := os.Stat(layout.RealBinary); err != nil {
-		b.Skipf("SKIPPING: the real Claude Code is not installed at %s", layout.RealBinary)
-	}
-	bwrap, err := FindBwrap(layout.Installed())
-	if err != nil {
-		b.Skipf("SKIPPING: %v", err)
-	}
+	bwrap := needRealClaude(b)
 	dir := b.TempDir()
 	launcherBin := buildBenchLauncher(b, dir)
 	ws := benchWorkspace(b, dir)
@@ -282,12 +276,7 @@ func statusKB(pid int, name string) int {
 //
 //	go test -run '^$' -bench Version -benchtime 20x ./launcher/
 func BenchmarkVersion(b *testing.B) {
-	if _, err := os.Stat(layout.RealBinary); err != nil {
-		b.Skipf("SKIPPING: the real Claude Code is not installed at %s", layout.RealBinary)
-	}
-	if _, err := FindBwrap(layout.Installed()); err != nil {
-		b.Skipf("SKIPPING: %v", err)
-	}
+	needRealClaude(b)
 	dir := b.TempDir()
 	launcherBin := buildBenchLauncher(b, dir)
 	b.Chdir(benchWorkspace(b, dir))
@@ -520,4 +509,17 @@ func buildNodeModulesTree(b *testing.B, root string) (dirs, files int) {
 	must(b, os.MkdirAll(filepath.Join(root, ".git/hooks"), 0o755))
 	must(b, os.WriteFile(filepath.Join(root, ".git/config"), []byte("[core]\n"), 0o644))
 	return dirs, files
+}
+
+// needRealClaude skips a benchmark that needs the real Claude Code where
+// `sudo ./install` puts it, and bubblewrap; it returns bwrap's path.
+func needRealClaude(b *testing.B) string {
+	if _, err := os.Stat(layout.RealBinary); err != nil {
+		b.Skipf("SKIPPING: the real Claude Code is not installed at %s", layout.RealBinary)
+	}
+	bwrap, err := FindBwrap(layout.Installed())
+	if err != nil {
+		b.Skipf("SKIPPING: %v", err)
+	}
+	return bwrap
 }

@@ -45,12 +45,7 @@ const sessionTurns = 20
 //
 //	go test -run '^$' -bench 'Session$' -benchtime 3x ./launcher/
 func BenchmarkSession(b *testing.B) {
-	if _, err := os.Stat(layout.RealBinary); err != nil {
-		b.Skipf("SKIPPING: the real Claude Code is not installed at %s", layout.RealBinary)
-	}
-	if _, err := FindBwrap(layout.Installed()); err != nil {
-		b.Skipf("SKIPPING: %v", err)
-	}
+	needRealClaude(b)
 	dir := b.TempDir()
 	launcherBin := buildBenchLauncher(b, dir)
 	b.Chdir(benchWorkspace(b, dir))
