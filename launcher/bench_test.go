@@ -49,26 +49,11 @@ func BenchmarkLaunch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// What the launcher creates on its first launch, so bare bwrap has its sources.
-	must(b, prepareHome(pr.Launch.Home, pr.Plan))
-	argsFile := filepath.Join(dir, "args")
-	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
-	filterFile := filepath.Join(dir, "seccomp")
-	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
-
+	// Bare bwrap runs Claude itself: no init, no warden, no proxies.
+	bare, _, _ := bareBwrap(b, bwrap, dir, pr)
 	// Direct gets Claude's arguments as the sandbox passes them, so the
 	// ratios measure the sandbox and not Claude's argument parsing.
 	direct := func() *exec.Cmd { return exec.Command(layout.RealBinary, pr.Plan.Claude[1:]...) }
-	// Bare bwrap runs Claude itself: no init, no warden, no proxies.
-	bare := func() *exec.Cmd {
-		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Claude...)...)
-		cmd.Env = []string{}
-		args, _ := os.Open(argsFile)
-		filter, _ := os.Open(filterFile)
-		status, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		cmd.ExtraFiles = []*os.File{args, filter, status}
-		return cmd
-	}
 	viaLauncher := func(conf string) func() *exec.Cmd {
 		return func() *exec.Cmd {
 			cmd := exec.Command(launcherBin, claudeArgs...)
@@ -133,28 +118,8 @@ rm -rf bench-work && mkdir bench-work && cd bench-work || exit 1
 i=0; while [ $i -lt %d ]; do : > f$i; echo x >> f$i; i=$((i+1)); done
 `, files)
 	must(b, os.WriteFile(real, []byte(script), 0o755))
-	conf := filepath.Join(dir, "open.conf")
-	must(b, os.WriteFile(conf, []byte("network = open\ncredentials = inside\n"), 0o644))
-	p := layout.Installed()
-	p.Conf, p.RealBinary = conf, real
-	pr, err := Prepare(p, nil, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	must(b, prepareHome(pr.Launch.Home, pr.Plan))
-	argsFile := filepath.Join(dir, "args")
-	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
-	filterFile := filepath.Join(dir, "seccomp")
-	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
-	bare := func() *exec.Cmd {
-		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Claude...)...)
-		cmd.Env = []string{}
-		args, _ := os.Open(argsFile)
-		filter, _ := os.Open(filterFile)
-		status, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		cmd.ExtraFiles = []*os.File{args, filter, status}
-		return cmd
-	}
+	conf, pr := prepareOpen(b, dir, real)
+	bare, _, _ := bareBwrap(b, bwrap, dir, pr)
 	viaLauncher := func() *exec.Cmd {
 		cmd := exec.Command(launcherBin)
 		cmd.Env = []string{"CS_CONF=" + conf, "CS_REAL=" + real}
@@ -522,4 +487,44 @@ func needRealClaude(b *testing.B) string {
 		b.Skipf("SKIPPING: %v", err)
 	}
 	return bwrap
+}
+
+// prepareOpen prepares a launch of real with network = open and
+// credentials = inside: no proxy of the launcher's runs, so a benchmark
+// compares the sandbox alone. It returns the conf's path.
+func prepareOpen(b *testing.B, dir, real string) (string, *Prepared) {
+	conf := filepath.Join(dir, "open.conf")
+	must(b, os.WriteFile(conf, []byte("network = open\ncredentials = inside\n"), 0o644))
+	p := layout.Installed()
+	p.Conf, p.RealBinary = conf, real
+	pr, err := Prepare(p, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return conf, pr
+}
+
+// bareBwrap is bare bwrap with the launcher's argv and bwrap's filter only,
+// running Claude's command itself: no init, no warden, no proxies. It makes
+// what the launcher makes in the home on a first launch, so bare bwrap has
+// its sources, and returns the argv and filter files it reads too.
+func bareBwrap(b *testing.B, bwrap, dir string, pr *Prepared) (bare func() *exec.Cmd, argsFile, filterFile string) {
+	must(b, prepareHome(pr.Launch.Home, pr.Plan))
+	args, err := os.CreateTemp(dir, "args-")
+	must(b, err)
+	_, err = args.WriteString(strings.Join(pr.Plan.BwrapArgs(), "\x00") + "\x00")
+	must(b, err)
+	must(b, args.Close())
+	filterFile = filepath.Join(dir, "seccomp")
+	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
+	bare = func() *exec.Cmd {
+		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Claude...)...)
+		cmd.Env = []string{}
+		args, _ := os.Open(args.Name())
+		filter, _ := os.Open(filterFile)
+		status, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		cmd.ExtraFiles = []*os.File{args, filter, status}
+		return cmd
+	}
+	return bare, args.Name(), filterFile
 }

@@ -5,12 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
 // socketsBench is a Python program that serves on a socket of its own and
@@ -90,28 +88,8 @@ func BenchmarkSockets(b *testing.B) {
 // with the launcher's argv (network = open) and bwrap's filter only, and
 // through the launcher.
 func benchSandboxes(b *testing.B, bwrap, launcherBin, dir, real string) (bare, viaLauncher func() *exec.Cmd) {
-	conf := filepath.Join(dir, "open.conf")
-	must(b, os.WriteFile(conf, []byte("network = open\ncredentials = inside\n"), 0o644))
-	p := layout.Installed()
-	p.Conf, p.RealBinary = conf, real
-	pr, err := Prepare(p, nil, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	must(b, prepareHome(pr.Launch.Home, pr.Plan))
-	argsFile := filepath.Join(dir, "args-"+filepath.Base(real))
-	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
-	filterFile := filepath.Join(dir, "seccomp")
-	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
-	bare = func() *exec.Cmd {
-		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Claude...)...)
-		cmd.Env = []string{}
-		args, _ := os.Open(argsFile)
-		filter, _ := os.Open(filterFile)
-		status, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		cmd.ExtraFiles = []*os.File{args, filter, status}
-		return cmd
-	}
+	conf, pr := prepareOpen(b, dir, real)
+	bare, _, _ = bareBwrap(b, bwrap, dir, pr)
 	viaLauncher = func() *exec.Cmd {
 		cmd := exec.Command(launcherBin)
 		cmd.Env = []string{"CS_CONF=" + conf, "CS_REAL=" + real}

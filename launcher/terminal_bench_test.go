@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -44,28 +43,8 @@ func BenchmarkTerminal(b *testing.B) {
 	must(b, os.WriteFile(filepath.Join(ws, "data"), bytes.Repeat(line, size/len(line)), 0o644))
 	real := filepath.Join(dir, "real-claude")
 	must(b, os.WriteFile(real, []byte("#!/bin/sh\nexec cat data\n"), 0o755))
-	conf := filepath.Join(dir, "open.conf")
-	must(b, os.WriteFile(conf, []byte("network = open\ncredentials = inside\n"), 0o644))
-	p := layout.Installed()
-	p.Conf, p.RealBinary = conf, real
-	pr, err := Prepare(p, nil, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	must(b, prepareHome(pr.Launch.Home, pr.Plan))
-	argsFile := filepath.Join(dir, "args")
-	must(b, os.WriteFile(argsFile, []byte(strings.Join(pr.Plan.BwrapArgs(), "\x00")+"\x00"), 0o600))
-	filterFile := filepath.Join(dir, "seccomp")
-	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
-	bare := func() *exec.Cmd {
-		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Claude...)...)
-		cmd.Env = []string{}
-		args, _ := os.Open(argsFile)
-		filter, _ := os.Open(filterFile)
-		status, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		cmd.ExtraFiles = []*os.File{args, filter, status}
-		return cmd
-	}
+	conf, pr := prepareOpen(b, dir, real)
+	bare, argsFile, filterFile := bareBwrap(b, bwrap, dir, pr)
 	viaLauncher := func() *exec.Cmd {
 		cmd := exec.Command(launcherBin)
 		cmd.Env = []string{"CS_CONF=" + conf, "CS_REAL=" + real, "TERM=xterm"}
