@@ -118,35 +118,8 @@ rm -rf bench-work && mkdir bench-work && cd bench-work || exit 1
 i=0; while [ $i -lt %d ]; do : > f$i; echo x >> f$i; i=$((i+1)); done
 `, files)
 	must(b, os.WriteFile(real, []byte(script), 0o755))
-	conf, pr := prepareOpen(b, dir, real)
-	bare, _, _ := bareBwrap(b, bwrap, dir, pr)
-	viaLauncher := func() *exec.Cmd {
-		cmd := exec.Command(launcherBin)
-		cmd.Env = []string{"CS_CONF=" + conf, "CS_REAL=" + real}
-		return cmd
-	}
-	ways := []func() *exec.Cmd{bare, viaLauncher}
-	totals := make([]time.Duration, len(ways))
-	for _, w := range ways {
-		if out, err := w().CombinedOutput(); err != nil {
-			b.Fatalf("%v\n%s", err, out)
-		}
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for j, w := range ways {
-			cmd := w()
-			start := time.Now()
-			if out, err := cmd.CombinedOutput(); err != nil {
-				b.Fatalf("%v\n%s", err, out)
-			}
-			totals[j] += time.Since(start)
-			for _, f := range cmd.ExtraFiles {
-				f.Close()
-			}
-		}
-	}
-	b.StopTimer()
+	bare, viaLauncher := benchSandboxes(b, bwrap, launcherBin, dir, real)
+	totals := timeInterleaved(b, bare, viaLauncher)
 	calls := 2*files + 1
 	b.ReportMetric(float64(totals[0].Microseconds())/1000/float64(b.N), "bwrap-ms/op")
 	b.ReportMetric(float64(totals[1].Microseconds())/1000/float64(b.N), "launcher-ms/op")
@@ -527,4 +500,32 @@ func bareBwrap(b *testing.B, bwrap, dir string, pr *Prepared) (bare func() *exec
 		return cmd
 	}
 	return bare, args.Name(), filterFile
+}
+
+// timeInterleaved runs each way once untimed, then b.N times interleaved
+// with the others, so a noisy machine slows all alike; it returns each
+// way's total time.
+func timeInterleaved(b *testing.B, ways ...func() *exec.Cmd) []time.Duration {
+	for _, w := range ways {
+		if out, err := w().CombinedOutput(); err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+	}
+	totals := make([]time.Duration, len(ways))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, w := range ways {
+			cmd := w()
+			start := time.Now()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v\n%s", err, out)
+			}
+			totals[j] += time.Since(start)
+			for _, f := range cmd.ExtraFiles {
+				f.Close()
+			}
+		}
+	}
+	b.StopTimer()
+	return totals
 }

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
@@ -55,28 +54,7 @@ func BenchmarkSockets(b *testing.B) {
 			real := filepath.Join(dir, "real-"+kind)
 			must(b, os.WriteFile(real, []byte(fmt.Sprintf("#!/bin/sh\nexec /usr/bin/python3 %s/bench.py %s\n", ws, kind)), 0o755))
 			bare, viaLauncher := benchSandboxes(b, bwrap, launcherBin, dir, real)
-			ways := []func() *exec.Cmd{bare, viaLauncher}
-			totals := make([]time.Duration, len(ways))
-			for _, w := range ways {
-				if out, err := w().CombinedOutput(); err != nil {
-					b.Fatalf("%v\n%s", err, out)
-				}
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for j, w := range ways {
-					cmd := w()
-					start := time.Now()
-					if out, err := cmd.CombinedOutput(); err != nil {
-						b.Fatalf("%v\n%s", err, out)
-					}
-					totals[j] += time.Since(start)
-					for _, f := range cmd.ExtraFiles {
-						f.Close()
-					}
-				}
-			}
-			b.StopTimer()
+			totals := timeInterleaved(b, bare, viaLauncher)
 			b.ReportMetric(float64(totals[0].Microseconds())/1000/float64(b.N), "bwrap-ms/op")
 			b.ReportMetric(float64(totals[1].Microseconds())/1000/float64(b.N), "launcher-ms/op")
 			b.ReportMetric(float64(totals[1])/float64(totals[0]), "launcher/bwrap")
