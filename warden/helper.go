@@ -107,6 +107,9 @@ func (w *Warden) helperCall(op byte, s *socket, fds []int, addr, data []byte, fl
 	if h == nil {
 		return 0, unix.EPERM
 	}
+	// The helper's call may wait (a bind waits for links and renames, a
+	// connect for a full backlog).
+	s.task.turn.yield()
 	id := h.next.Add(1)
 	c := make(chan helperResult, 1)
 	h.waiting.Store(id, c)

@@ -480,12 +480,44 @@ func (w *Warden) connect(s *socket, addr []byte) unix.Errno {
 		_, errno := w.helperCall(helperConnect, s, []int{s.fd}, name, nil, 0)
 		return errno
 	}
-	if s.nonblock || s.domain == unix.AF_UNIX {
-		// A unix connect waits only while the listener's backlog is full,
-		// for the sandbox's own listener to accept.
+	if s.nonblock {
 		return rawSockCall(unix.SYS_CONNECT, s.fd, name)
 	}
+	if s.domain == unix.AF_UNIX {
+		return w.connectUnix(s, name)
+	}
 	return w.connectWaiting(s, name)
+}
+
+// connectUnix makes a blocking unix connect, which waits only while the
+// listener's backlog is full, for the sandbox's own listener to accept. It
+// tries without waiting first; a connect that must wait yields the
+// worker's turn, because the listener may be waiting for the warden.
+func (w *Warden) connectUnix(s *socket, name []byte) unix.Errno {
+	errno, err := withNonblock(s, func() unix.Errno { return rawSockCall(unix.SYS_CONNECT, s.fd, name) })
+	if err != nil {
+		return errnoOf(err)
+	}
+	if errno != unix.EAGAIN {
+		return errno
+	}
+	s.task.turn.yield()
+	return rawSockCall(unix.SYS_CONNECT, s.fd, name)
+}
+
+// withNonblock runs call with the task's socket non-blocking, and restores
+// its flags.
+func withNonblock(s *socket, call func() unix.Errno) (unix.Errno, error) {
+	fl, err := unix.FcntlInt(uintptr(s.fd), unix.F_GETFL, 0)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := unix.FcntlInt(uintptr(s.fd), unix.F_SETFL, fl|unix.O_NONBLOCK); err != nil {
+		return 0, err
+	}
+	errno := call()
+	_, _ = unix.FcntlInt(uintptr(s.fd), unix.F_SETFL, fl)
+	return errno, nil
 }
 
 // connectWaiting makes a blocking connect of another family (TCP, which may
@@ -494,18 +526,14 @@ func (w *Warden) connect(s *socket, addr []byte) unix.Errno {
 // task would, while the task still waits for its answer. The socket is
 // non-blocking only for the connect call itself.
 func (w *Warden) connectWaiting(s *socket, name []byte) unix.Errno {
-	fl, err := unix.FcntlInt(uintptr(s.fd), unix.F_GETFL, 0)
+	errno, err := withNonblock(s, func() unix.Errno { return rawSockCall(unix.SYS_CONNECT, s.fd, name) })
 	if err != nil {
 		return errnoOf(err)
 	}
-	if _, err := unix.FcntlInt(uintptr(s.fd), unix.F_SETFL, fl|unix.O_NONBLOCK); err != nil {
-		return errnoOf(err)
-	}
-	errno := rawSockCall(unix.SYS_CONNECT, s.fd, name)
-	_, _ = unix.FcntlInt(uintptr(s.fd), unix.F_SETFL, fl)
 	if errno != unix.EINPROGRESS {
 		return errno
 	}
+	s.task.turn.yield()
 	for {
 		fds := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLOUT}}
 		n, err := unix.Poll(fds, 100)
@@ -588,6 +616,7 @@ func (w *Warden) sendMessages(s *socket, vec uint64, msgs []message) (int64, uni
 // waitWritable waits until s can take more, while the task still waits for
 // its answer.
 func (w *Warden) waitWritable(s *socket) bool {
+	s.task.turn.yield()
 	for {
 		fds := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLOUT}}
 		n, err := unix.Poll(fds, 100)

@@ -16,6 +16,9 @@ import (
 type task struct {
 	tid int
 	id  uint64 // the notification
+	// turn is the worker's, yielded before a wait as long as the task's
+	// own call's.
+	turn *turn
 	// status holds the task's umask and its IDs in the sandbox's PID
 	// namespace; read on first use.
 	status *taskStatus

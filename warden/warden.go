@@ -111,8 +111,11 @@ type Warden struct {
 	// sees it and why.
 	Refused func(path, why string)
 	openers chan fifoOpener // the free ones
-	sockets ownSockets
-	helper  *helperClient
+	// receiver is the right to wait in receive, held by one worker at a
+	// time (see turn).
+	receiver chan struct{}
+	sockets  ownSockets
+	helper   *helperClient
 }
 
 // New prepares a warden for rules. The rule directories are looked up now;
@@ -176,6 +179,9 @@ const Threads = 2*Workers + 1
 
 // Serve answers notifications until every task of the sandbox is gone.
 func (w *Warden) Serve() {
+	syncWakeUp(w.listener)
+	w.receiver = make(chan struct{}, 1)
+	w.receiver <- struct{}{}
 	w.openers = make(chan fifoOpener, Workers)
 	for range Workers {
 		o, err := newFIFOOpener()
@@ -209,18 +215,47 @@ func (w *Warden) work() {
 		w.fatal(err)
 		return
 	}
-	// Each notification wakes one waiting worker.
+	r := &turn{receiver: w.receiver}
 	for {
+		r.take()
 		n, err := receive(w.listener)
 		switch {
 		case err == nil:
-			w.handle(n)
+			w.handle(n, r)
 		case err == unix.EINTR:
 		case err == unix.ENOENT && !w.ended():
 			// The task died before its call was received.
 		default:
-			return // the listener failed, or no task of the sandbox is left
+			r.yield() // the next worker finds the listener gone too
+			return    // the listener failed, or no task of the sandbox is left
 		}
+	}
+}
+
+// A turn is a worker's hold on the right to receive. Only one worker waits
+// in receive: the kernel wakes every thread waiting on a listener for each
+// notification, and eight threads woken for every call of the sandbox cost
+// more than the call. The worker holding the turn carries out the calls it
+// receives itself and keeps the turn; before a call that may wait for as
+// long as the task's own would (a FIFO's other end, a connect, room to
+// send, the socket helper), it yields the turn to a free worker, and takes
+// it again, after any other, once done.
+type turn struct {
+	receiver chan struct{}
+	held     bool
+}
+
+func (r *turn) take() {
+	if !r.held {
+		<-r.receiver
+		r.held = true
+	}
+}
+
+func (r *turn) yield() {
+	if r.held {
+		r.held = false
+		r.receiver <- struct{}{}
 	}
 }
 
@@ -258,7 +293,7 @@ func dropCapabilities() error {
 	return nil
 }
 
-func (w *Warden) handle(n *notif) {
+func (w *Warden) handle(n *notif, r *turn) {
 	var c *call
 	for i, k := range callTable {
 		if uintptr(n.nr) == k.nr {
@@ -270,7 +305,7 @@ func (w *Warden) handle(n *notif) {
 		answer(w.listener, n.id, 0, unix.ENOSYS)
 		return
 	}
-	t := &task{tid: int(n.pid), id: n.id}
+	t := &task{tid: int(n.pid), id: n.id, turn: r}
 	req := c.decode(n.args)
 	if req.op >= opBind {
 		val, errno := w.socketCall(n, t, req)
@@ -685,7 +720,7 @@ func (w *Warden) openOnce(id uint64, t *task, wk *walker, start int, path string
 				return -1, unix.EACCES
 			}
 		case unix.S_IFIFO:
-			return w.openFIFO(id, r, flags)
+			return w.openFIFO(t, r, flags)
 		}
 	}
 	if r.file >= 0 {
@@ -738,7 +773,7 @@ func (t *task) openCtty(flags int) (int, unix.Errno) {
 // openFIFO opens an existing FIFO without ever blocking a worker for good:
 // the open waits for the other end as the task's would, but gives up when
 // the task is gone, after waking itself by opening the FIFO both ways.
-func (w *Warden) openFIFO(id uint64, r resolved, flags int) (int, unix.Errno) {
+func (w *Warden) openFIFO(t *task, r resolved, flags int) (int, unix.Errno) {
 	var fifo int
 	var err error
 	if r.file >= 0 {
@@ -756,14 +791,14 @@ func (w *Warden) openFIFO(id uint64, r resolved, flags int) (int, unix.Errno) {
 		fd, err := unix.Open(path, flags, 0)
 		return fd, errnoOf(err)
 	}
-	fd, err := w.blocking(id, func() (int, error) { return unix.Open(path, flags, 0) }, func() {
+	fd, err := w.blocking(t, func() (int, error) { return unix.Open(path, flags, 0) }, func() {
 		// Opened both ways, a FIFO never blocks, and the waiting open
 		// returns.
 		if wake, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
 			unix.Close(wake)
 		}
 	})
-	if err == nil && !valid(w.listener, id) {
+	if err == nil && !valid(w.listener, t.id) {
 		unix.Close(fd)
 		return -1, unix.ENOENT
 	}
@@ -774,7 +809,8 @@ func (w *Warden) openFIFO(id uint64, r resolved, flags int) (int, unix.Errno) {
 // would (an open of a FIFO, a connect), on an opener's thread, while the
 // worker watches whether the task is still there. When it is gone, wake
 // makes the call return, and blocking waits for it.
-func (w *Warden) blocking(id uint64, call func() (int, error), wake func()) (int, error) {
+func (w *Warden) blocking(t *task, call func() (int, error), wake func()) (int, error) {
+	t.turn.yield()
 	o := <-w.openers // one is free: a worker holds at most one at a time
 	defer func() { w.openers <- o }()
 	done := make(chan fifoOpened, 1)
@@ -786,7 +822,7 @@ func (w *Warden) blocking(id uint64, call func() (int, error), wake func()) (int
 		case r := <-done:
 			return r.fd, r.err
 		case <-tick.C:
-			if valid(w.listener, id) {
+			if valid(w.listener, t.id) {
 				continue
 			}
 			wake()
