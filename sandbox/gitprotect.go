@@ -21,9 +21,10 @@ import (
 // user's) names. What cannot be held by a mount, because it is missing, is
 // a NameRule the launcher's supervisor enforces.
 
-// gitDirEntries are what git reads in a git directory that runs a program
-// or sends git to other files. This is the one list: every git directory
-// found, the workspace's own included, gets it.
+// gitDirEntries are what git reads in a git directory that runs a program,
+// sends git to other files or repositories, or answers git (a socket). This
+// is the one list: every git directory found, the workspace's own included,
+// gets it.
 var gitDirEntries = []struct {
 	name string
 	dir  bool
