@@ -288,9 +288,9 @@ func UpstreamProxy(environ []string, used bool) Finding {
 // by Landlock's scope, or, without it, only in network = allowlist.
 func UnixSocketMode() string {
 	const own = "the sandbox's own, by path (the warden lets a connect or send reach only socket files the sandbox bound)"
-	abi := warden.LandlockABI()
+	abi, why := warden.Landlock()
 	if abi >= warden.ScopeABI {
 		return fmt.Sprintf("%s; abstract names its own by Landlock's scope (ABI %d)", own, abi)
 	}
-	return fmt.Sprintf("%s; abstract names only with network = allowlist, refused with network = open (Landlock ABI %d: scoping them needs ABI %d, Linux 6.12)", own, abi, warden.ScopeABI)
+	return fmt.Sprintf("%s; abstract names only with network = allowlist, refused with network = open: scoping them needs Landlock ABI %d (Linux 6.12), and %s", own, warden.ScopeABI, why)
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"sort"
@@ -18,6 +19,8 @@ var policyDocs = []struct {
 }{
 	{"../README.md", [][2]string{{"leave anything in the workspace that later runs outside", "\n"}}, "protected"},
 	{"../docs/policy.md", [][2]string{{"- by default: ", "in every subdirectory too"}}, "protected"},
+	{"../docs/policy.md", [][2]string{{"In every directory named `.git` the outside sees", "cannot be made or written"}}, "gitdir"},
+	{"../docs/policy.md", [][2]string{{"| what git reads in a git directory is read-only | in every git directory: ", " (one list"}}, "gitdir"},
 	{"../docs/policy.md", [][2]string{{"Empty tmpfs over each of ", " that exists"}}, "masks"},
 	{"../docs/policy.md", [][2]string{{"- from the caller, when set: ", "- set by the launcher: "}}, "allow"},
 	{"../docs/policy.md", [][2]string{{"- set by the launcher: ", "Names that change what runs"}}, "launcher"},
@@ -38,12 +41,14 @@ func policyLists() map[string]struct {
 	dotPath := regexp.MustCompile(`^\.[^ ]*$`)
 	absPath := regexp.MustCompile(`^/[^ ]*$`)
 	envName := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
-	var protected, gitEntries, masked, allow, launcher, never []string
+	gitName := regexp.MustCompile(`^[a-z][a-z.-]*$`)
+	var protected, gitEntries, gitDir, masked, allow, launcher, never []string
 	for _, p := range defaultProtect {
 		protected = append(protected, p.path)
 	}
 	for _, e := range gitDirEntries {
 		gitEntries = append(gitEntries, ".git/"+e.name) // the workspace's own are held as every git directory's
+		gitDir = append(gitDir, e.name)
 	}
 	for _, m := range masks {
 		masked = append(masked, m.dir)
@@ -68,6 +73,7 @@ func policyLists() map[string]struct {
 		token      *regexp.Regexp
 	}{
 		"protected": {protected, gitEntries, dotPath},
+		"gitdir":    {gitDir, nil, gitName},
 		"masks":     {masked, nil, absPath},
 		"allow":     {allow, nil, envName},
 		"launcher":  {launcher, nil, envName},
@@ -110,6 +116,18 @@ func TestPolicyDocs(t *testing.T) {
 		for _, name := range sortedKeys(got) {
 			t.Errorf("%s: the %s list names %s, which the policy does not have", place.doc, place.list, name)
 		}
+	}
+}
+
+// TestPolicyDocsGitCount keeps the count of the names held in every git
+// directory, which docs/policy.md writes out, in step with gitDirEntries.
+func TestPolicyDocsGitCount(t *testing.T) {
+	b, err := os.ReadFile("../docs/policy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("all %d names refused", len(gitDirEntries)); !strings.Contains(string(b), want) {
+		t.Errorf("docs/policy.md does not say %q", want)
 	}
 }
 

@@ -21,9 +21,10 @@ import (
 // user's) names. What cannot be held by a mount, because it is missing, is
 // a NameRule the launcher's supervisor enforces.
 
-// gitDirEntries are what git reads in a git directory that runs a program
-// or sends git to other files. This is the one list: every git directory
-// found, the workspace's own included, gets it.
+// gitDirEntries are what git reads in a git directory that runs a program,
+// sends git to other files or repositories, or answers git (a socket). This
+// is the one list: every git directory found, the workspace's own included,
+// gets it.
 var gitDirEntries = []struct {
 	name string
 	dir  bool
@@ -37,6 +38,17 @@ var gitDirEntries = []struct {
 	{"rebase-merge", true},     // a rebase's todo list: its exec lines run at git rebase --continue
 	{"rebase-apply", true},     // git am and the apply backend of rebase
 	{"sequencer", true},        // cherry-pick and revert: a todo list with exec lines too
+	// The built-in fsmonitor's socket: with core.fsmonitor = true git
+	// connects there and believes what answers about which files changed
+	// (git with the daemon: macOS, Windows, Linux since the inotify
+	// backend); a socket, FIFO or link of the sandbox's must not be there.
+	{"fsmonitor--daemon.ipc", false},
+	{"fsmonitor--daemon", true}, // the daemon's cookie files, which it makes and removes there
+	// Remotes git reads when the configuration has none of that name:
+	// their URL is where a plain git push goes, and a push to a
+	// repository on a path runs that repository's hooks.
+	{"remotes", true},
+	{"branches", true},
 }
 
 // A hold is a path to keep read-only. One that exists is bound read-only
@@ -98,7 +110,7 @@ type gitScan struct {
 }
 
 const (
-	whyGitDir   = "what git outside reads in a git directory: configuration, hooks, other git directories, sequencer state"
+	whyGitDir   = "what git outside reads in a git directory: configuration, hooks, other git directories, sequencer state, the fsmonitor socket it asks, remotes it pushes to"
 	whyGitFile  = "a .git file or link points there: git outside would use a repository made there"
 	whyCommon   = "a commondir points there: git outside would read config and hooks made there"
 	whyIncluded = "configuration git outside reads (an include)"

@@ -97,11 +97,15 @@ func TestProtectGit(t *testing.T) {
 	// program outside may replace them), what the user's configuration
 	// includes and names, in every working tree.
 	want := []string{
+		"path /.git/branches",
 		"path /.git/commondir",
 		"path /.git/config.worktree",
+		"path /.git/fsmonitor--daemon",
+		"path /.git/fsmonitor--daemon.ipc",
 		"path /.git/hooks",
 		"path /.git/rebase-apply",
 		"path /.git/rebase-merge",
+		"path /.git/remotes",
 		"path /.git/sequencer",
 		"path /.githooks",
 		"path /inc/lib.inc",
@@ -110,11 +114,15 @@ func TestProtectGit(t *testing.T) {
 		"path /sub/scripts/go.sh",
 		"path /sub/tools/fsmon",
 		"path /tools/fsmon",
+		"path /vendor/lib/.git/branches",
 		"path /vendor/lib/.git/commondir",
 		"path /vendor/lib/.git/config.worktree",
+		"path /vendor/lib/.git/fsmonitor--daemon",
+		"path /vendor/lib/.git/fsmonitor--daemon.ipc",
 		"path /vendor/lib/.git/modules",
 		"path /vendor/lib/.git/rebase-apply",
 		"path /vendor/lib/.git/rebase-merge",
+		"path /vendor/lib/.git/remotes",
 		"path /vendor/lib/.git/sequencer",
 		"path /vendor/lib/.git/worktrees",
 		"path /vendor/lib/.githooks",
@@ -138,10 +146,10 @@ func TestProtectGit(t *testing.T) {
 		"ro vendor/lib/.git/config",
 		"ro vendor/lib/.git/hooks",
 		"ro wt/.git",
-		"rule /.git: commondir config config.worktree hooks modules rebase-apply rebase-merge sequencer worktrees (git dir)",
+		"rule /.git: branches commondir config config.worktree fsmonitor--daemon fsmonitor--daemon.ipc hooks modules rebase-apply rebase-merge remotes sequencer worktrees (git dir)",
 		"rule /sub: .git (.git file)",
 		"rule /sub: .githooks (hooks)",
-		"rule /vendor/lib/.git: commondir config config.worktree hooks modules rebase-apply rebase-merge sequencer worktrees (git dir)",
+		"rule /vendor/lib/.git: branches commondir config config.worktree fsmonitor--daemon fsmonitor--daemon.ipc hooks modules rebase-apply rebase-merge remotes sequencer worktrees (git dir)",
 		"rule /vendor/lib: .githooks (hooks)",
 		"rule /wt: .git (.git file)",
 		"rule /wt: .githooks (hooks)",
@@ -177,13 +185,13 @@ func listing(t *testing.T, dir, ws string, roots []string, home string, environ 
 			why = r.Why[:strings.Index(r.Why, " (")]
 		}
 		if why == "git dir" {
-			continue // the same nine names in every git directory
+			continue // the same names in every git directory
 		}
 		got = append(got, "rule "+strings.TrimPrefix(r.Dir, dir+"/")+": "+strings.Join(r.Names, " ")+" ("+why+")")
 	}
 	for _, r := range pathRules(mounts, missing) {
 		if r.Why == whyGitDir {
-			continue // the same nine names in every git directory
+			continue // the same names in every git directory
 		}
 		got = append(got, "path "+strings.TrimPrefix(r.Path, dir+"/"))
 	}

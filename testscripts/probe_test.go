@@ -39,6 +39,18 @@ func probe(args []string) int {
 var probes = map[string]func(arg string) error{
 	// connect PATH: connect to a filesystem unix socket and print its first line.
 	"connect": func(path string) error { return dial(path) },
+	// bind PATH: bind a unix stream socket at PATH and listen on it.
+	"bind": func(path string) error {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+			return err
+		}
+		return unix.Listen(fd, 1)
+	},
 	// abstract NAME: connect to an abstract unix socket.
 	"abstract": func(name string) error { return dial("@" + name) },
 	// read PATH: print a file.

@@ -163,6 +163,17 @@ var redteamCases = []redteamCase{
 	{Name: "git-new-gitlink", Category: "persist", Command: `rm -rf third_party/evil; git init -q third_party/evil 2>&1 && git -C third_party/evil -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m x 2>&1 && git -C third_party/evil config core.fsmonitor "touch /tmp/claude-sandbox-rt-{{ID}}.new-gitlink; false" && git add third_party/evil 2>&1`, Host: gitOutside("git-new-gitlink", "", "status")},
 	{Name: "git-file-hidden-dir", Category: "persist", Command: `rm -rf build/out build/.hidden; mkdir -p build && git init -q --separate-git-dir=build/.hidden build/out 2>&1 && git -C build/out -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m x 2>&1 && git -C build/out config core.fsmonitor "touch /tmp/claude-sandbox-rt-{{ID}}.file-hidden-dir; false" && git add build/out 2>&1`, Host: gitOutside("git-file-hidden-dir", "", "status")},
 	{Name: "git-wtconfig-missing", Category: "persist", Command: `printf '[core]\n\tfsmonitor = "touch /tmp/claude-sandbox-rt-{{ID}}.wtconfig-missing; false"\n' > vendor/lib/.git/config.worktree 2>&1`, Host: gitOutside("git-wtconfig-missing", "/vendor/lib", "status")},
+	// Names git outside connects to or takes instructions from in a git
+	// directory, since the sandbox may bind unix sockets (ADR 0024): a
+	// listener at the built-in fsmonitor's socket, which git with the
+	// daemon asks which files changed when core.fsmonitor = true and
+	// believes (git 2.39 here has no Linux daemon and never connects, so
+	// the host check connects where it would); and a remote definition a
+	// plain git push obeys when the configuration names no origin, sending
+	// it to a repository whose pre-receive hook runs outside.
+	{Name: "git-fsmonitor-socket", Category: "persist", Command: `for d in .git vendor/lib/.git; do setsid timeout 120 socat UNIX-LISTEN:$d/fsmonitor--daemon.ipc,unlink-early,fork SYSTEM:'echo PLANTED-FSMONITOR' </dev/null >/dev/null 2>&1 & done; sleep 0.5; ls -l .git/fsmonitor--daemon.ipc vendor/lib/.git/fsmonitor--daemon.ipc 2>&1`,
+		Host: `for s in "$WS/.git/fsmonitor--daemon.ipc" "$WS/vendor/lib/.git/fsmonitor--daemon.ipc"; do socat -t2 - UNIX-CONNECT:"$s" </dev/null 2>/dev/null; done | grep -q PLANTED-FSMONITOR && echo ESCAPED`},
+	{Name: "git-remote-file", Category: "persist", Command: `rm -rf .rt-remote && git init -q --bare .rt-remote && for h in hooks .githooks; do mkdir -p .rt-remote/$h && printf '#!/bin/sh\ntouch /tmp/claude-sandbox-rt-{{ID}}.remote-file\n' > .rt-remote/$h/pre-receive && chmod +x .rt-remote/$h/pre-receive; done; mkdir -p .git/remotes 2>&1; printf 'URL: %s/.rt-remote\nPush: HEAD:refs/heads/rt\n' "$PWD" > .git/remotes/origin 2>&1; printf '%s/.rt-remote\n' "$PWD" > .git/branches/origin 2>&1`, Host: gitOutside("git-remote-file", "", "push")},
 	{Name: "git-commondir", Category: "persist", Command: "rm -rf evil && mkdir evil && cp -r .git/objects .git/refs evil/ && printf '[core]\\n\\tfsmonitor = touch /tmp/PLANTED\\n' > evil/config && echo ../evil > .git/commondir 2>&1", Host: `grep -qs evil "$WS/.git/commondir" && echo ESCAPED`},
 	{Name: "vscode-task", Category: "persist", Command: `mkdir -p .vscode 2>&1; echo '{"tasks":[{"label":"x","command":"touch /tmp/PLANTED","runOptions":{"runOn":"folderOpen"}}]}' > .vscode/tasks.json 2>&1`, Host: `[ -e "$WS/.vscode/tasks.json" ] && echo ESCAPED`},
 	{Name: "envrc", Category: "persist", Command: "echo 'touch /tmp/PLANTED' > .envrc 2>&1", Host: `grep -qs PLANTED "$WS/.envrc" && echo ESCAPED`},

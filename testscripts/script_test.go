@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 		"start-claude":     func() { os.Exit(startClaude(os.Args[1:])) },
 		"seccomp-filter":   func() { os.Exit(seccompFilter(os.Args[1:])) },
 		"flood":            func() { os.Exit(probe(append([]string{"flood"}, os.Args[1:]...))) },
+		"no-landlock":      func() { os.Exit(noLandlock(os.Args[1:])) },
 
 		// The IDE's and the SDKs' process wrapper (ADR 0023).
 		"claude-sandbox-wrap": func() { os.Exit(runCLI()) },

@@ -17,8 +17,15 @@ import (
 
 // unixSocketsOwn: a stream socket bound in /tmp accepts a connection, a
 // datagram reaches a datagram socket of the sandbox's, and an abstract
-// name the sandbox binds answers. The detail says which mode is in force.
-func unixSocketsOwn(*facts) (string, error) {
+// name the sandbox binds answers, unless the sandbox shares the
+// container's abstract names (network = open) without Landlock's scope,
+// where the warden must refuse it. The detail says which mode is in force
+// and why.
+func unixSocketsOwn(f *facts) (string, error) {
+	private, err := allowlist(f)
+	if err != nil {
+		return "", err
+	}
 	dir, err := os.MkdirTemp("/tmp", "verify-sockets-")
 	if err != nil {
 		return "", err
@@ -31,16 +38,22 @@ func unixSocketsOwn(*facts) (string, error) {
 	if err := datagramToOwn(filepath.Join(dir, "dgram.sock")); err != nil {
 		return "", fmt.Errorf("a datagram to a socket bound in /tmp: %v", err)
 	}
-	abstract := "an abstract name work"
-	if err := echoOnce("unix", fmt.Sprintf("@claude-sandbox-verify-%d", os.Getpid())); err != nil {
-		// Without Landlock's scope the warden refuses abstract names in
-		// the container's namespace (network = open), as it should.
-		if !errors.Is(err, unix.EPERM) || warden.LandlockABI() >= warden.ScopeABI {
-			return "", fmt.Errorf("an abstract socket of the sandbox's: %v", err)
+	network := map[bool]string{true: "network = allowlist", false: "network = open"}[private]
+	abstract := "an abstract name works"
+	err = echoOnce("unix", fmt.Sprintf("@claude-sandbox-verify-%d", os.Getpid()))
+	switch {
+	case private || warden.LandlockABI() >= warden.ScopeABI:
+		if err != nil {
+			return "", fmt.Errorf("an abstract socket of the sandbox's (%s): %v", network, err)
 		}
-		abstract = "an abstract name refused"
+	case err == nil:
+		return "", errors.New("an abstract name works with network = open and no Landlock scope: the container's abstract names, a host process's among them, are within reach")
+	case !errors.Is(err, unix.EPERM):
+		return "", fmt.Errorf("an abstract name with network = open and no Landlock scope failed with %v, not the warden's EPERM", err)
+	default:
+		abstract = "an abstract name refused (EPERM)"
 	}
-	return "bind, listen and connect in /tmp and a datagram work, " + abstract + "; " + doctor.UnixSocketMode(), nil
+	return fmt.Sprintf("bind, listen and connect in /tmp and a datagram work, %s with %s; %s", abstract, network, doctor.UnixSocketMode()), nil
 }
 
 // echoOnce listens on addr, connects to it and reads what the listener

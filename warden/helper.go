@@ -228,11 +228,24 @@ func closeAll(fds []int) {
 // LandlockABI is the Landlock ABI version of the running kernel, 0 without
 // Landlock.
 func LandlockABI() int {
+	abi, _ := Landlock()
+	return abi
+}
+
+// Landlock is the Landlock ABI version of the running kernel and, when it
+// has none, why: the kernel's answer tells a kernel built without Landlock
+// (ENOSYS) from one that has it switched off at boot (EOPNOTSUPP).
+func Landlock() (abi int, why string) {
 	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	if errno != 0 {
-		return 0
+	switch errno {
+	case 0:
+		return int(v), fmt.Sprintf("the kernel has Landlock ABI %d", v)
+	case unix.ENOSYS:
+		return 0, "the kernel is built without Landlock (ENOSYS)"
+	case unix.EOPNOTSUPP:
+		return 0, "the kernel has Landlock switched off (EOPNOTSUPP: landlock is not in its lsm= boot parameter)"
 	}
-	return int(v)
+	return 0, fmt.Sprintf("the kernel answers landlock_create_ruleset with %v", errno)
 }
 
 // ScopeABI is the first Landlock ABI that can scope abstract unix sockets
@@ -243,8 +256,8 @@ const ScopeABI = 6
 // from now on, in a Landlock domain of its own that reaches only the
 // abstract unix sockets made inside it. The thread needs no_new_privs.
 func ScopeAbstractSockets() error {
-	if abi := LandlockABI(); abi < ScopeABI {
-		return fmt.Errorf("Landlock ABI %d; scoping abstract unix sockets needs ABI %d (Linux 6.12)", abi, ScopeABI)
+	if abi, why := Landlock(); abi < ScopeABI {
+		return fmt.Errorf("scoping abstract unix sockets needs Landlock ABI %d (Linux 6.12), and %s", ScopeABI, why)
 	}
 	// struct landlock_ruleset_attr as of ABI 6: handled_access_fs,
 	// handled_access_net, scoped.
