@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -505,6 +506,26 @@ func (w *Warden) connectUnix(s *socket, name []byte) unix.Errno {
 	return rawSockCall(unix.SYS_CONNECT, s.fd, name)
 }
 
+// connectHold is how long a connect waits holding the worker's turn: a
+// connect on this host or a near network is done well within it.
+const connectHold = 10 * time.Millisecond
+
+// withSendTimeout runs call with the task's socket's send timeout set to d,
+// and restores it.
+func withSendTimeout(s *socket, d time.Duration, call func() unix.Errno) (unix.Errno, error) {
+	old, err := unix.GetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO)
+	if err != nil {
+		return 0, err
+	}
+	hold := unix.NsecToTimeval(d.Nanoseconds())
+	if err := unix.SetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &hold); err != nil {
+		return 0, err
+	}
+	errno := call()
+	_ = unix.SetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, old)
+	return errno, nil
+}
+
 // withNonblock runs call with the task's socket non-blocking, and restores
 // its flags.
 func withNonblock(s *socket, call func() unix.Errno) (unix.Errno, error) {
@@ -522,15 +543,21 @@ func withNonblock(s *socket, call func() unix.Errno) (unix.Errno, error) {
 
 // connectWaiting makes a blocking connect of another family (TCP, which may
 // wait minutes for a host that does not answer) without holding a worker
-// for good: it starts the connect without blocking and waits for it as the
-// task would, while the task still waits for its answer. The socket is
-// non-blocking only for the connect call itself.
+// for good. The connect blocks as the task's would, but for connectHold at
+// most (the socket's send timeout, which a connect waits by, is that long
+// for the connect call only); one that takes longer goes on in the kernel,
+// and the worker, having yielded its turn, waits for it while the task
+// still waits for its answer. A blocking connect is woken by the handshake
+// directly, which polling after a non-blocking one was not always: on
+// loopback its completion then sometimes waited for the next timer tick.
 func (w *Warden) connectWaiting(s *socket, name []byte) unix.Errno {
-	errno, err := withNonblock(s, func() unix.Errno { return rawSockCall(unix.SYS_CONNECT, s.fd, name) })
+	errno, err := withSendTimeout(s, connectHold, func() unix.Errno { return rawSockCall(unix.SYS_CONNECT, s.fd, name) })
 	if err != nil {
 		return errnoOf(err)
 	}
-	if errno != unix.EINPROGRESS {
+	// EINPROGRESS: the hold ran out; EINTR: a signal came; the connect
+	// goes on either way.
+	if errno != unix.EINPROGRESS && errno != unix.EINTR {
 		return errno
 	}
 	s.task.turn.yield()
