@@ -83,6 +83,9 @@ type Rules struct {
 	// the helper, and the whole sandbox, to its own abstract sockets.
 	Helper         *os.File
 	AbstractScoped bool
+	// Siblings, when set, are the directories the sandboxes of one user
+	// and workspace share for Claude Code's background service (ADR 0026).
+	Siblings *Siblings
 }
 
 type fileID struct{ dev, ino uint64 }
@@ -109,10 +112,11 @@ type Warden struct {
 	inNamed map[string]map[string]string // directory name, then entry name: why
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
-	Refused func(path, why string)
-	openers chan fifoOpener // the free ones
-	sockets ownSockets
-	helper  *helperClient
+	Refused  func(path, why string)
+	openers  chan fifoOpener // the free ones
+	sockets  ownSockets
+	siblings *siblingSockets // nil unless Rules.Siblings
+	helper   *helperClient
 }
 
 // New prepares a warden for rules. The rule directories are looked up now;
@@ -123,6 +127,13 @@ func New(listener int, r Rules) (*Warden, error) {
 		sockets: ownSockets{files: map[sockID]bool{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
 	if r.Helper != nil {
 		w.helper = newHelperClient(int(r.Helper.Fd()))
+	}
+	if r.Siblings != nil {
+		s, err := openSiblings(r.Siblings)
+		if err != nil {
+			return nil, err
+		}
+		w.siblings = s
 	}
 	for _, d := range r.InNamedDirs {
 		if w.inNamed[d.Dir] == nil {
