@@ -29,6 +29,10 @@ func Wrap(p Paths, args, environ []string, stderr io.Writer) int {
 	if _, ok := envlist.Lookup(environ, sandbox.BackgroundRoleVar); ok && Inside() {
 		return wrapInside(bin, args, environ, stderr)
 	}
+	if r, err := backgroundRole(args[1:]); err == nil && r != plainLaunch {
+		fmt.Fprintf(stderr, "claude-sandbox: %s refuses background sessions: they start from `claude` in a terminal, whose background service runs the pinned Claude Code (ADR 0026), never unsandboxed\n", layout.WrapperName)
+		return ExitRefused
+	}
 	if self, err := os.Executable(); err == nil && !Inside() && !sameFile(bin, self) {
 		p.RealBinary = bin
 	}

@@ -53,9 +53,10 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 	p.InNamedDirs = namedDirs()
 	p.Claude = ClaudeCommand(filepath.Join(l.Home, ".local/bin/claude"), l.Args)
 	if l.Background != nil && l.Background.Service {
-		// Claude Code's own service, as it starts it: a subcommand takes
-		// no options before it.
-		p.Claude = []string{filepath.Join(l.Home, ".local/bin/claude"), "daemon", "run"}
+		// Claude Code's own service, as Claude Code starts it on demand: a
+		// transient one exits once no client is connected and no
+		// background session runs, and the sandbox with it.
+		p.Claude = []string{filepath.Join(l.Home, ".local/bin/claude"), "daemon", "run", "--origin", "transient"}
 	}
 	p.Command = InitCommand(p.Listen, p.Private, p.Claude)
 	return p
