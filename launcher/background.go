@@ -112,7 +112,8 @@ func ownDir(dir string, uid int) error {
 
 // hiddenInside checks that no sandbox of plan sees the background
 // directories but the socket directory: /tmp is one of its masks, and no
-// bind but the socket directory's has a source that holds them.
+// bind but the socket directory's has a source that holds them or lies
+// in them.
 func (d *bgDirs) hiddenInside(plan *sandbox.Plan) error {
 	base := filepath.Dir(d.dir)
 	masked := false
@@ -120,8 +121,8 @@ func (d *bgDirs) hiddenInside(plan *sandbox.Plan) error {
 		switch {
 		case m.Op == sandbox.OpTmpfs && m.Rule == sandbox.RuleMask && within(base, m.Dest):
 			masked = true
-		case m.Source != "" && m.Rule != sandbox.RuleRoot && !(m.Rule == sandbox.RuleBackground && m.Source == d.sockets) && within(base, m.Source):
-			return fmt.Errorf("background sessions are refused: %s, where the launcher keeps what the sandbox must not reach, is inside %s, which the sandbox sees (%s)", base, m.Source, m.Rule)
+		case m.Source != "" && m.Rule != sandbox.RuleRoot && !(m.Rule == sandbox.RuleBackground && m.Source == d.sockets) && (within(base, m.Source) || within(m.Source, base)):
+			return fmt.Errorf("background sessions are refused: %s, where the launcher keeps what the sandbox must not reach, overlaps %s, which the sandbox sees (%s)", base, m.Source, m.Rule)
 		}
 	}
 	if !masked {
