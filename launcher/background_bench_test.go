@@ -75,6 +75,13 @@ func BenchmarkBackground(b *testing.B) {
 				_ = w.cmd("stop", id).Run()
 			}
 		}
+		// Both services exit five seconds after their last session.
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			if exec.Command("pgrep", "-f", dir).Run() != nil {
+				return
+			}
+		}
+		b.Errorf("a background service of the benchmark still runs")
 	})
 	cold := make([]time.Duration, len(ways))
 	for j := range ways {
