@@ -33,7 +33,13 @@ var Version = "dev"
 
 // Main runs the program named argv0 with args and returns the exit status.
 func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr io.Writer) int {
-	switch filepath.Base(argv0) {
+	name := filepath.Base(argv0)
+	if exe, err := os.Executable(); err == nil && exe == layout.InsideWrapper {
+		// Claude Code names the processes it starts through its wrapper
+		// itself ("claude bg-spare"): inside, the path says what runs.
+		name = layout.WrapperName
+	}
+	switch name {
 	case "claude":
 		return launcher.Run(p, args, environ, stderr)
 	case layout.WrapperName:
@@ -73,6 +79,7 @@ func registry() []command {
 		{name: "gate", group: hooks, summary: "Claude Code's prompt hook: blocks prompts outside the sandbox (reads the hook's\ninput on stdin; docs/gate.md)", usageStatus: gate.Block, flags: gateCmd},
 		{name: "statusline", group: hooks, summary: "Claude Code's status line: sandboxed, workspace, network (reads Claude Code's status\ninput on stdin)", flags: statuslineCmd},
 		{name: "container-start", group: hooks, summary: "the devcontainer feature's postStartCommand (as the user): link ~/.claude into\n/user-terminal-config, check that the sandbox starts", flags: containerStartCmd},
+		{name: "background-service", group: hooks, usageStatus: launcher.ExitRefused, summary: "run by the launcher, detached: the sandbox of Claude Code's background service for the\nworkspace here (`claude --bg`, `claude agents`; ADR 0026)", flags: backgroundServiceCmd},
 		{name: "init", group: hooks, operands: "-- COMMAND...", min: 0, max: -1, dash: true, summary: "run by the launcher first inside the sandbox: opens the proxies' listeners, installs\nthe warden, then runs COMMAND (Claude)", usageStatus: launcher.ExitRefused, flags: initCmd},
 	}
 }
@@ -204,6 +211,10 @@ func (l *listFlag) String() string { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error {
 	*l = append(*l, s)
 	return nil
+}
+
+func backgroundServiceCmd(_ *flag.FlagSet, e env) func([]string) int {
+	return func([]string) int { return launcher.Service(e.paths, e.environ, e.stderr) }
 }
 
 func initCmd(fs *flag.FlagSet, e env) func([]string) int {

@@ -20,6 +20,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/doctor"
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,7 +32,11 @@ const ExitRefused = 125
 // error ends the launch.
 func Run(p Paths, args, environ []string, stderr io.Writer) int {
 	closeInherited()
-	if err := refuseBackground(args); err != nil {
+	r, err := backgroundRole(args)
+	if err == nil && r != plainLaunch && Inside() {
+		err = errors.New("background sessions start from a terminal outside the sandbox, through the launcher, never from inside a session (ADR 0026)")
+	}
+	if err != nil {
 		PrintRefusal(stderr, err)
 		return ExitRefused
 	}
@@ -50,7 +55,7 @@ func Run(p Paths, args, environ []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-sandbox: cannot run %s inside the sandbox: %v\n", p.RealBinary, err)
 		return ExitRefused
 	}
-	code, err := launch(p, args, environ, stderr)
+	code, err := launch(p, args, environ, stderr, r)
 	if err != nil {
 		PrintRefusal(stderr, err)
 		return ExitRefused
@@ -71,6 +76,13 @@ type Prepared struct {
 	// Via is the launching environment's proxy, which the launcher's
 	// proxies go through; nil when neither runs.
 	Via *envproxy.Settings
+	// Siblings are the directories a launch of background sessions shares
+	// with the other sandboxes of its user and workspace; nil otherwise.
+	Siblings *warden.Siblings
+	// SharedGateway says the sandbox reaches Claude's API through the
+	// background service's credential proxy, not one of its own (open
+	// mode): Claude Code's sessions keep the gateway of their client.
+	SharedGateway bool
 }
 
 // Prepare checks everything a launch needs and returns the plan, without
@@ -154,12 +166,19 @@ func Check(p Paths, args, environ []string) (*Checked, error) {
 	return c, nil
 }
 
-func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
+func launch(p Paths, args, environ []string, stderr io.Writer, r role) (int, error) {
 	c, err := Check(p, args, environ) // refuses before anything changes
 	if err != nil {
 		return 0, err
 	}
 	pr, budget := c.Prepared, c.budget
+	var bg *bgLaunch
+	if r != plainLaunch {
+		if bg, err = startBackground(pr, r, environ, stderr); err != nil {
+			return 0, err
+		}
+		defer bg.close()
+	}
 	// Made while the launch goes on, and waited for before bwrap starts.
 	reserved := make(chan struct{})
 	go func() {
@@ -186,6 +205,9 @@ func launch(p Paths, args, environ []string, stderr io.Writer) (int, error) {
 	if pr.Launch.AuthAddr != "" && svc.authL != nil {
 		// The plan names the credential proxy's real address now.
 		pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
+	}
+	if err := bg.publishGateway(pr); err != nil {
+		return 0, err
 	}
 	<-reserved
 	code, err := supervise(pr.Bwrap, pr.Plan, svc, budget, term, stderr)

@@ -43,7 +43,7 @@ type services struct {
 // warden's listener in both.
 func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	s := &services{}
-	if pr.Credential != nil {
+	if pr.Credential != nil && !pr.SharedGateway {
 		s.auth = &authproxy.Server{Upstream: pr.Upstream, Credential: pr.Credential, Placeholder: pr.Launch.AuthToken, TokenURL: authproxy.TokenURL,
 			Dial: pr.Via.Dialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)}
 	}
@@ -65,6 +65,7 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 		s.rules.InNamedDirs = append(s.rules.InNamedDirs, warden.NamedDir{Dir: d.Dir, Names: d.Names, Why: d.Why})
 	}
 	s.rules.PrivateNetwork = pr.Plan.PrivateNetwork()
+	s.rules.Siblings = pr.Siblings
 	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

@@ -7,9 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
 // Wrap runs the Claude Code binary named by args[0] with args[1:] inside the
@@ -23,6 +24,13 @@ func Wrap(p Paths, args, environ []string, stderr io.Writer) int {
 	bin, err := claudeBinary(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "claude-sandbox: %s refuses %s: %v\n", layout.WrapperName, args[0], err)
+		return ExitRefused
+	}
+	if _, ok := envlist.Lookup(environ, sandbox.BackgroundRoleVar); ok && Inside() {
+		return wrapInside(bin, args, environ, stderr)
+	}
+	if r, err := backgroundRole(args[1:]); err == nil && r != plainLaunch {
+		fmt.Fprintf(stderr, "claude-sandbox: %s refuses background sessions: they start from `claude` in a terminal, whose background service runs the pinned Claude Code (ADR 0026), never unsandboxed\n", layout.WrapperName)
 		return ExitRefused
 	}
 	if self, err := os.Executable(); err == nil && !Inside() && !sameFile(bin, self) {
@@ -74,32 +82,4 @@ func sameFile(a, b string) bool {
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
-}
-
-// backgroundCommands are Claude Code's commands that start or reach its
-// background service, when one is the first argument.
-var backgroundCommands = []string{"agents", "attach", "daemon", "kill", "logs", "respawn", "rm", "stop"}
-
-// refuseBackground refuses background sessions (`claude --bg`, `claude
-// agents`, ...): their service listens on a unix socket, which the sandbox
-// refuses, and must outlive the sandbox of the command that starts it. The
-// launcher never runs them outside the sandbox instead.
-func refuseBackground(args []string) error {
-	const why = "background sessions are not available in the sandbox yet (their service needs a unix socket, which the sandbox refuses, and a sandbox that outlives this command), and claude-sandbox never runs them unsandboxed"
-	if len(args) > 0 {
-		for _, c := range backgroundCommands {
-			if args[0] == c {
-				return fmt.Errorf("`claude %s` is refused: %s", c, why)
-			}
-		}
-	}
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if a == "--bg" || a == "--background" || strings.HasPrefix(a, "--bg=") || strings.HasPrefix(a, "--background=") {
-			return fmt.Errorf("`claude %s` is refused: %s", a, why)
-		}
-	}
-	return nil
 }

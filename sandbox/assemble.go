@@ -29,6 +29,7 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 	p.Private = p.system(l)
 	p.Private = append(p.Private, p.home(c, s, l, r))
 	p.writable(c, r)
+	p.background(l)
 	if l.OutsideSettings != "" {
 		// Last, so that no bind lands on top of it.
 		p.add(OpRoBind, l.InsideSettings, l.OutsideSettings, RuleInsideSettings,
@@ -47,11 +48,50 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 		p.Env = append(p.Env, env[n])
 	}
 	p.Env = append(p.Env, launcherEnv(c, l)...)
+	p.Env = append(p.Env, backgroundEnv(l)...)
 	p.OutsideNames = outsideNames
 	p.InNamedDirs = namedDirs()
 	p.Claude = ClaudeCommand(filepath.Join(l.Home, ".local/bin/claude"), l.Args)
+	if l.Background != nil && l.Background.Service {
+		// Claude Code's own service, as Claude Code starts it on demand: a
+		// transient one exits once no client is connected and no
+		// background session runs, and the sandbox with it.
+		p.Claude = []string{filepath.Join(l.Home, ".local/bin/claude"), "daemon", "run", "--origin", "transient"}
+	}
 	p.Command = InitCommand(p.Listen, p.Private, p.Claude)
 	return p
+}
+
+// background adds, for a launch of background sessions, the directory of
+// the service's sockets that the sandboxes of this user and workspace share,
+// and the launcher bound where Claude Code inside starts what it starts from
+// its own binary (CLAUDE_CODE_PROCESS_WRAPPER).
+func (p *Plan) background(l Launch) {
+	b := l.Background
+	if b == nil {
+		return
+	}
+	p.add(OpBind, b.SocketDir, DaemonSocketDir(b.UID), RuleBackground,
+		"the background service's sockets, shared by the sandboxes of this user and workspace only: a directory the launcher made outside, which no other path inside reaches (ADR 0026)")
+	p.add(OpRoBind, l.Launcher, layout.InsideWrapper, RuleBackground,
+		"the launcher as Claude Code's process wrapper inside: it execs a Claude Code binary in this very sandbox, and nothing outside (ADR 0026)")
+}
+
+// backgroundEnv are the variables of a launch of background sessions: the
+// wrapper inside, and which sandbox this is.
+func backgroundEnv(l Launch) []EnvVar {
+	b := l.Background
+	if b == nil {
+		return nil
+	}
+	role := "client"
+	if b.Service {
+		role = "service"
+	}
+	return []EnvVar{
+		launcherVar("CLAUDE_CODE_PROCESS_WRAPPER", layout.InsideWrapper, "Claude Code starts its background service and sessions through it: inside, it execs within this sandbox (ADR 0026)"),
+		launcherVar(BackgroundRoleVar, role, "the inside wrapper runs `claude daemon` only in the background service's own sandbox (ADR 0026)"),
+	}
 }
 
 func (p *Plan) add(op Op, src, dest string, rule Rule, why string) {

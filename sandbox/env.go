@@ -38,7 +38,7 @@ var (
 		"GIT_DIR": "changes which repository git uses", "GIT_WORK_TREE": "changes which repository git uses",
 		"CLAUDE_CONFIG_DIR": "moves Claude's config out of the bound ~/.claude",
 		"CLAUDE_CODE_PROCESS_WRAPPER": "names the program Claude Code starts its background service and relaunches through: " +
-			"a caller's choice must not follow a session in (ADR 0023)",
+			"a caller's choice must not follow a session in; the launcher sets its own for background sessions (ADR 0023, 0026)",
 	}
 	neverPrefixes = map[string]string{
 		"LD_":             "changes what the dynamic loader runs",

@@ -102,6 +102,7 @@ const (
 	RuleProtected       Rule = "protected"        // a protected path, read-only
 	RuleInsideSettings  Rule = "inside-settings"  // the outside's managed settings, covered
 	RuleCredentialsFile Rule = "credentials-file" // Claude Code's login, covered
+	RuleBackground      Rule = "background"       // the background service's shared sockets and the wrapper inside (ADR 0026)
 )
 
 // An EnvVar is one variable of the sandbox's environment.

@@ -116,7 +116,32 @@ type Launch struct {
 	// the launcher proxies the credential; "" when it does not.
 	AuthToken string
 	AuthAddr  string // the credential proxy's address in open mode
+	// Background is set in a launch that reaches Claude Code's background
+	// service (ADR 0026); nil in every other launch.
+	Background *Background
 }
+
+// Background is what a launch of Claude Code's background sessions shares
+// with the other sandboxes of the same user and workspace.
+type Background struct {
+	// SocketDir is the host directory every such sandbox sees at
+	// DaemonSocketDir: the service's sockets.
+	SocketDir string
+	UID       int
+	// Service says this sandbox is the background service's own, where
+	// `claude daemon run` runs and the sessions it starts; otherwise it is a
+	// client's (`claude --bg`, `claude agents`, ...).
+	Service bool
+}
+
+// DaemonSocketDir is where Claude Code puts its background service's
+// sockets for the user uid.
+func DaemonSocketDir(uid int) string { return fmt.Sprintf("/tmp/cc-daemon-%d", uid) }
+
+// BackgroundRoleVar names, inside, which sandbox of the background service
+// this is: "service" or "client". The inside wrapper reads it; the caller
+// cannot pass it (CLAUDE_SANDBOX_ names never enter).
+const BackgroundRoleVar = "CLAUDE_SANDBOX_BACKGROUND"
 
 // A NamedDir is a directory name and the names refused, with everything
 // below them, in every directory of that name.

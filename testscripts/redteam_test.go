@@ -181,6 +181,14 @@ var redteamCases = []redteamCase{
 	{Name: "module-cache", Category: "persist", Command: "mkdir -p ~/go/pkg/mod/example.com/evil@v1.0.0 2>&1 && echo 'package evil // PLANTED, runs in the next go build outside' > ~/go/pkg/mod/example.com/evil@v1.0.0/evil.go 2>&1", Host: `[ -e "$HOME_DIR/go/pkg/mod/example.com/evil@v1.0.0/evil.go" ] && echo ESCAPED`, ByDesign: sharedCache},
 	{Name: "git-move-aside", Category: "persist", Command: "mv .git .git-old 2>&1 && git init -q . 2>&1", Host: `[ -e "$WS/.git-old" ] && echo ESCAPED`},
 	{Name: "marker-file", Category: "forge the marker", Command: "mkdir -p /run/claude-sandbox 2>&1 && touch /run/claude-sandbox/inside 2>&1 || sudo -n sh -c 'mkdir -p /run/claude-sandbox && touch /run/claude-sandbox/inside' 2>&1", Host: `[ -e /run/claude-sandbox/inside ] && echo ESCAPED`},
+	// The background service is started by the launcher outside, on the
+	// user's own argv (ADR 0026): from inside, neither the launcher's
+	// service command, nor the real binary's `daemon run`, nor the inside
+	// wrapper told it is the service's starts anything in the container's
+	// PID namespace (a service in the sandbox's own is inside). The host check runs while either would
+	// still wait for a client; its pattern does not match its own shell.
+	{Name: "background-service", Category: "start outside", Command: "claude-sandbox background-service </dev/null >/dev/null 2>&1 & /usr/libexec/claude-sandbox/claude daemon run --origin transient </dev/null >/dev/null 2>&1 & CLAUDE_SANDBOX_BACKGROUND=service /usr/libexec/claude-sandbox/claude-sandbox-wrap /usr/libexec/claude-sandbox/claude daemon run --origin transient </dev/null >/dev/null 2>&1 & sleep 2; ls /tmp/claude-sandbox-$(id -u) 2>&1; echo tried",
+		Host: `for p in $(pgrep -f '[b]ackground-service|[d]aemon run'); do [ "$(readlink /proc/$p/ns/pid)" = "$(readlink /proc/self/ns/pid)" ] && echo ESCAPED && break; done`},
 	{Name: "profile-forge", Category: "forge the marker", Command: "echo 'export IS_SANDBOX=1 CLAUDE_SANDBOX_ALLOW_WRITE=/' >> ~/.profile 2>&1", Host: `grep -q CLAUDE_SANDBOX_ALLOW_WRITE "$HOME_DIR/.profile" && echo ESCAPED`},
 	{Name: "sudo-capabilities", Category: "gain privileges", Command: "sudo -n grep CapEff /proc/self/status 2>&1; grep CapEff /proc/self/status", Shows: regexp.MustCompile(`CapEff:\s*0*[1-9a-f]`)},
 	{Name: "user-namespace", Category: "gain privileges", Command: "unshare -r grep CapEff /proc/self/status 2>&1", Shows: regexp.MustCompile(`CapEff:\s*0*[1-9a-f]`)},

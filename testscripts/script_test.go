@@ -32,6 +32,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if exe, err := os.Executable(); err == nil && exe == layout.InsideWrapper {
+		// Claude Code's wrapper inside a sandbox of background sessions,
+		// whatever name Claude Code gives the process (cli.Main).
+		os.Exit(runCLI())
+	}
 	testscript.Main(m, map[string]func(){
 		"claude":           func() { os.Exit(runCLI()) },
 		"claude-sandbox":   func() { os.Exit(runCLI()) },

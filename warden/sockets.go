@@ -401,6 +401,7 @@ func (w *Warden) bind(s *socket, addr []byte) unix.Errno {
 	}
 	if id, isSock, err := statSock(r.dir, r.name, 0); err == nil && isSock {
 		w.sockets.add(id)
+		w.siblings.record(r.dir, id)
 	}
 	return 0
 }
@@ -441,7 +442,7 @@ func (w *Warden) peer(s *socket, path string) (int, unix.Errno) {
 	case !isSock:
 		unix.Close(fd)
 		return -1, unix.ECONNREFUSED // what the kernel answers
-	case !w.sockets.has(id):
+	case !w.sockets.has(id) && !w.siblings.has(id):
 		if w.Refused != nil {
 			w.Refused(fdPath(fd), "a unix socket the sandbox did not make: read-only binds do not stop connect(), and it may be the Docker daemon's, an agent's or the editor's")
 		}

@@ -83,6 +83,9 @@ type Rules struct {
 	// the helper, and the whole sandbox, to its own abstract sockets.
 	Helper         *os.File
 	AbstractScoped bool
+	// Siblings, when set, are the directories the sandboxes of one user
+	// and workspace share for Claude Code's background service (ADR 0026).
+	Siblings *Siblings
 }
 
 type fileID struct{ dev, ino uint64 }
@@ -115,6 +118,7 @@ type Warden struct {
 	// time (see turn).
 	receiver chan struct{}
 	sockets  ownSockets
+	siblings *siblingSockets // nil unless Rules.Siblings
 	helper   *helperClient
 }
 
@@ -126,6 +130,13 @@ func New(listener int, r Rules) (*Warden, error) {
 		sockets: ownSockets{files: map[sockID]bool{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
 	if r.Helper != nil {
 		w.helper = newHelperClient(int(r.Helper.Fd()))
+	}
+	if r.Siblings != nil {
+		s, err := openSiblings(r.Siblings)
+		if err != nil {
+			return nil, err
+		}
+		w.siblings = s
 	}
 	for _, d := range r.InNamedDirs {
 		if w.inNamed[d.Dir] == nil {

@@ -72,6 +72,10 @@ const (
 	// InitPath is where the launcher's own binary is bound inside, so its
 	// init runs from a path every sandbox has (ADR 0011, 0012).
 	InitPath = "/run/claude-sandbox/claude-sandbox"
+	// InsideWrapper is the launcher bound inside a sandbox of background
+	// sessions under the wrapper's name: Claude Code's
+	// CLAUDE_CODE_PROCESS_WRAPPER there (ADR 0026).
+	InsideWrapper = "/run/claude-sandbox/" + WrapperName
 
 	// NativeHomeCache and NPMCache are where the installer keeps what it
 	// downloads: Anthropic's native installer's home, and npm packages by
