@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -205,12 +206,14 @@ func (b *bgLaunch) publishGateway(pr *Prepared) error {
 		return nil
 	}
 	path := filepath.Join(b.dirs.dir, gatewayFile)
-	_ = os.Remove(path)
 	if pr.Launch.AuthToken == "" {
+		_ = os.Remove(path)
 		return nil
 	}
+	// Replaced whole: a client reading meanwhile, or a service killed
+	// while writing, never leaves half a gateway.
 	data, _ := json.Marshal(gateway{Addr: pr.Launch.AuthAddr, Token: pr.Launch.AuthToken})
-	if err := writeNew(path, string(data), 0o600); err != nil {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return fmt.Errorf("cannot start the background service: %w", err)
 	}
 	return nil

@@ -471,17 +471,19 @@ type homePart struct {
 // that are missing (created empty, so the session cannot write them), and
 // the sandbox caches.
 func homeParts(home string, plan *sandbox.Plan) []homePart {
-	var parts []homePart
-	for _, d := range []string{".claude", ".claude/hooks", ".claude/plugins", ".claude/local", ".claude/ide"} {
-		parts = append(parts, homePart{path: filepath.Join(home, d), dir: true})
+	parts := []homePart{{path: filepath.Join(home, ".claude"), dir: true}, {path: filepath.Join(home, ".claude/ide"), dir: true}}
+	for _, rel := range sandbox.ClaudeReadOnly() {
+		part := homePart{path: filepath.Join(home, rel), dir: true}
+		if sandbox.ClaudeReadOnlyFile(rel) {
+			part = homePart{path: part.path, content: "{}\n", mode: 0o600}
+		}
+		parts = append(parts, part)
 	}
 	for _, p := range plan.CommandFiles {
 		parts = append(parts, homePart{path: filepath.Dir(p), dir: true},
 			homePart{path: p, mode: 0o644, why: ", which ~/.claude/settings.json names as a command, to hold it read-only"})
 	}
-	for _, f := range []string{".claude/settings.json", ".claude.json"} {
-		parts = append(parts, homePart{path: filepath.Join(home, f), content: "{}\n", mode: 0o600})
-	}
+	parts = append(parts, homePart{path: filepath.Join(home, ".claude.json"), content: "{}\n", mode: 0o600})
 	for _, dir := range plan.Caches {
 		parts = append(parts, homePart{path: dir, dir: true, why: " (a sandbox cache)"})
 	}

@@ -75,6 +75,7 @@ func TestAssembleMountOrder(t *testing.T) {
 		"claude-read-only --ro-bind ~/.claude/hooks",
 		"claude-read-only --ro-bind ~/.claude/plugins",
 		"claude-read-only --ro-bind ~/.claude/local",
+		"claude-read-only --ro-bind ~/.claude/daemon.json",
 		"claude-read-only --ro-bind ~/.claude/statusline.sh",
 		"ide-locks --tmpfs ~/.claude/ide",
 		"share-home --ro-bind-try ~/.gitconfig",

@@ -72,16 +72,22 @@ var notWorkspaces = []string{"/", "/var", "/home", "/root", "/tmp", "/var/tmp", 
 
 // claudeReadOnly are the parts of ~/.claude a session could use to plant
 // code for later sessions or other containers. The launcher creates them
-// if missing so they can be bound.
+// if missing so they can be bound: a file as an empty JSON object, else a
+// directory.
 var claudeReadOnly = []homePath{
-	{".claude/settings.json", "the user's settings, where hooks live: a session could plant hooks that later sessions and other containers run"},
-	{".claude/hooks", "hook scripts, which later sessions and other containers run"},
-	{".claude/plugins", "plugins carry hooks and MCP servers, which later sessions and other containers run"},
-	{".claude/local", "an older installer's Claude Code, whose claude a shell alias and other tools run outside the sandbox"},
+	{".claude/settings.json", "the user's settings, where hooks live: a session could plant hooks that later sessions and other containers run", true},
+	{".claude/hooks", "hook scripts, which later sessions and other containers run", false},
+	{".claude/plugins", "plugins carry hooks and MCP servers, which later sessions and other containers run", false},
+	{".claude/local", "an older installer's Claude Code, whose claude a shell alias and other tools run outside the sandbox", false},
+	{".claude/daemon.json", "the background service's configuration: Claude Code's service starts the workers listed there without asking anyone, a service started outside the sandbox too", true},
 }
 
-// A homePath is a path relative to the home, and why the policy holds it.
-type homePath struct{ rel, why string }
+// A homePath is a path relative to the home, and why the policy holds it;
+// file tells a file from a directory, for the launcher that creates it.
+type homePath struct {
+	rel, why string
+	file     bool
+}
 
 // ClaudeReadOnly are the paths of claudeReadOnly. Each call returns a new
 // slice.
@@ -91,6 +97,17 @@ func ClaudeReadOnly() []string {
 		out = append(out, p.rel)
 	}
 	return out
+}
+
+// ClaudeReadOnlyFile reports whether rel, a path of ClaudeReadOnly, is a
+// file (else a directory).
+func ClaudeReadOnlyFile(rel string) bool {
+	for _, p := range claudeReadOnly {
+		if p.rel == rel {
+			return p.file
+		}
+	}
+	return false
 }
 
 // Launch holds the facts of one launch. Paths are absolute with symlinks
