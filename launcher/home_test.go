@@ -23,7 +23,7 @@ func TestCreatable(t *testing.T) {
 		{"missing, in a directory", homePart{path: filepath.Join(home, "a/b"), dir: true}, ""},
 		{"an existing file", homePart{path: file}, ""},
 		{"a directory where a file is", homePart{path: file, dir: true}, "cannot create " + file + ": not a directory"},
-		{"below a file", homePart{path: filepath.Join(file, "x"), why: " (a sandbox cache)"}, "cannot create " + file + "/x (a sandbox cache): not a directory"},
+		{"below a file", homePart{path: filepath.Join(file, "x"), why: " (seen only by sandboxes)"}, "cannot create " + file + "/x (seen only by sandboxes): not a directory"},
 	} {
 		err := creatable(tt.part)
 		got := ""

@@ -469,7 +469,8 @@ type homePart struct {
 // have a source: the directories and settings Claude Code would create
 // itself on first use, the files the user's settings name as commands but
 // that are missing (created empty, so the session cannot write them), and
-// the sandbox caches.
+// the directories only sandboxes see, and where Claude Code's own state is
+// bound from them.
 func homeParts(home string, plan *sandbox.Plan) []homePart {
 	parts := []homePart{{path: filepath.Join(home, ".claude"), dir: true}, {path: filepath.Join(home, ".claude/ide"), dir: true}}
 	for _, rel := range sandbox.ClaudeReadOnly() {
@@ -484,8 +485,11 @@ func homeParts(home string, plan *sandbox.Plan) []homePart {
 			homePart{path: p, mode: 0o644, why: ", which ~/.claude/settings.json names as a command, to hold it read-only"})
 	}
 	parts = append(parts, homePart{path: filepath.Join(home, ".claude.json"), content: "{}\n", mode: 0o600})
-	for _, dir := range plan.Caches {
-		parts = append(parts, homePart{path: dir, dir: true, why: " (a sandbox cache)"})
+	for _, rel := range sandbox.ClaudeOwnState() {
+		parts = append(parts, homePart{path: filepath.Join(home, rel), dir: true})
+	}
+	for _, dir := range plan.OwnDirs {
+		parts = append(parts, homePart{path: dir, dir: true, why: " (seen only by sandboxes)"})
 	}
 	return parts
 }

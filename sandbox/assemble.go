@@ -151,6 +151,11 @@ func (p *Plan) home(c *Conf, s SessionEnv, l Launch, r *Resolved) string {
 		path := filepath.Join(home, h.rel)
 		p.add(OpRoBind, path, path, RuleClaudeReadOnly, h.why)
 	}
+	for _, h := range claudeOwnState {
+		dir := StateDir(home, r.workspace, h.rel)
+		p.add(OpBind, dir, filepath.Join(home, h.rel), RuleClaudeOwnState, h.why+"; inside, the workspace's own directory, never the one a Claude Code outside reads (ADR 0027)")
+		p.OwnDirs = append(p.OwnDirs, dir)
+	}
 	p.add(OpTmpfs, "", filepath.Join(home, ".claude/ide"), RuleIDELocks, "the IDE extension's lock files hold the port and token of a websocket whose tools run outside the sandbox")
 	noForge := c.NoForge || s.NoForge
 	for _, sh := range c.ShareHome {
@@ -167,7 +172,7 @@ func (p *Plan) home(c *Conf, s SessionEnv, l Launch, r *Resolved) string {
 		dir := CacheDir(home, r.workspace, sc.Value)
 		p.add(OpBind, dir, filepath.Join(home, strings.TrimSuffix(sc.Value, "/")), RuleSandboxCache,
 			fmt.Sprintf("sandbox-cache = %s in %s:%d: the workspace's own directory, kept between its sessions, seen only inside (ADR 0013)", sc.Value, c.Source, sc.Line))
-		p.Caches = append(p.Caches, dir)
+		p.OwnDirs = append(p.OwnDirs, dir)
 	}
 	return home
 }

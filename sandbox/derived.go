@@ -197,10 +197,12 @@ func settingsCommands(settings map[string]json.RawMessage) []string {
 	return commands
 }
 
-// heldInHome reports whether p is already bound read-only (claudeReadOnly)
-// or hidden (the IDE's lock files) by the policy itself.
+// heldInHome reports whether p is already bound read-only (claudeReadOnly),
+// the workspace's own (claudeOwnState) or hidden (the IDE's lock files) by
+// the policy itself.
 func heldInHome(home, p string) bool {
-	for _, h := range append([]homePath{{rel: ".claude/ide"}}, claudeReadOnly...) {
+	held := append([]homePath{{rel: ".claude/ide"}}, claudeReadOnly...)
+	for _, h := range append(held, claudeOwnState...) {
 		if within(filepath.Join(home, h.rel), p) {
 			return true
 		}

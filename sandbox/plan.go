@@ -24,7 +24,10 @@ type Plan struct {
 
 	Command []string // what bwrap runs, after "--" on its command line: init, then Claude
 	Claude  []string // the command init execs
-	Caches  []string // the sandbox-cache directories outside, which the launcher creates if missing
+	// OwnDirs are the directories outside that only sandboxes see (Claude
+	// Code's own state, the sandbox caches), which the launcher creates if
+	// missing.
+	OwnDirs []string
 	// CommandFiles are the files under ~/.claude that the user's settings
 	// name as commands and that are missing: the launcher creates them
 	// empty so they can be bound read-only.
@@ -93,6 +96,7 @@ const (
 	RuleRealBinary      Rule = "real-binary"      // the real Claude Code at ~/.local/bin/claude
 	RuleClaudeState     Rule = "claude-state"     // ~/.claude and ~/.claude.json, writable
 	RuleClaudeReadOnly  Rule = "claude-read-only" // what in ~/.claude runs later or outside
+	RuleClaudeOwnState  Rule = "claude-own-state" // what in ~/.claude Claude Code acts on, the workspace's own
 	RuleIDELocks        Rule = "ide-locks"        // the IDE extension's lock files, hidden
 	RuleShareHome       Rule = "share-home"       // a share-home line
 	RuleSandboxCache    Rule = "sandbox-cache"    // a sandbox-cache line

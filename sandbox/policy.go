@@ -76,10 +76,36 @@ var notWorkspaces = []string{"/", "/var", "/home", "/root", "/tmp", "/var/tmp", 
 // directory.
 var claudeReadOnly = []homePath{
 	{".claude/settings.json", "the user's settings, where hooks live: a session could plant hooks that later sessions and other containers run", true},
+	{".claude/settings.local.json", "the local settings of the home as a project: a Claude Code started in the home directory outside the sandbox obeys their env block, hooks and MCP settings before any prompt", true},
 	{".claude/hooks", "hook scripts, which later sessions and other containers run", false},
 	{".claude/plugins", "plugins carry hooks and MCP servers, which later sessions and other containers run", false},
+	{".claude/cowork_plugins", "the plugins Claude Code loads instead of plugins/ in cowork mode (CLAUDE_CODE_USE_COWORK_PLUGINS): they carry hooks and MCP servers, which later sessions and other containers run", false},
 	{".claude/local", "an older installer's Claude Code, whose claude a shell alias and other tools run outside the sandbox", false},
 	{".claude/daemon.json", "the background service's configuration: Claude Code's service starts the workers listed there without asking anyone, a service started outside the sandbox too", true},
+}
+
+// claudeOwnState are the parts of ~/.claude that Claude Code runs or acts on
+// without asking anyone (its own file tools refuse to write them) and that
+// a session must write to work: inside, each is the workspace's own
+// directory (StateDir), so what a session writes there never reaches a
+// Claude Code outside, nor another workspace's sessions (ADR 0027).
+var claudeOwnState = []homePath{
+	{".claude/jobs", "background sessions, which Claude Code's service restarts from the files there with the permissions and commands they name", false},
+	{".claude/daemon", "the background service's state, where a file starts a background session", false},
+	{".claude/shell-snapshots", "snapshots of the shell setup, one of which every Bash command runs first", false},
+	{".claude/session-env", "scripts hooks leave, which Claude Code runs ahead of every Bash command", false},
+	{".claude/seed-admin", "git directories of cloud-session uploads, whose configuration git obeys when Claude Code uploads", false},
+	{".claude/rm-guard", "scripts that run in place of rm in later shell commands, on a hosted worker", false},
+}
+
+// ClaudeOwnState are the paths of claudeOwnState. Each call returns a new
+// slice.
+func ClaudeOwnState() []string {
+	var out []string
+	for _, p := range claudeOwnState {
+		out = append(out, p.rel)
+	}
+	return out
 }
 
 // A homePath is a path relative to the home, and why the policy holds it;

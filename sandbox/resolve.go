@@ -174,6 +174,11 @@ func (r *Resolved) claudeCommands(home string) error {
 	for _, p := range readOnlyHome(home, commands) {
 		refused.add(linkBelowClaude(home, p))
 	}
+	for _, p := range claudeOwnState {
+		if fi, err := os.Lstat(filepath.Join(home, p.rel)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			refused.add(fmt.Errorf("~/%s is a symbolic link; the sandbox binds the workspace's own directory there (%s), and a bind through a link lands on its target; remove the link: rm %s", p.rel, p.why, filepath.Join(home, p.rel)))
+		}
+	}
 	return refused.err()
 }
 

@@ -289,6 +289,20 @@ func (w *writeCheck) otherHomes() []string {
 // tree per workspace, so a session can leave nothing there for the sessions
 // of another workspace.
 func CacheDir(home, ws, rel string) string {
+	return filepath.Join(home, ".cache/claude-sandbox/caches", workspaceKey(ws), strings.TrimSuffix(rel, "/"))
+}
+
+// StateDir is where the workspace's own copy of a part of ~/.claude
+// (claudeOwnState) lives outside the sandbox: beside the caches, which no
+// session can see, one tree per workspace. rel is the part's path below
+// the home.
+func StateDir(home, ws, rel string) string {
+	return filepath.Join(home, ".cache/claude-sandbox/state", workspaceKey(ws), strings.TrimPrefix(rel, ".claude/"))
+}
+
+// workspaceKey names a workspace's tree: its base name, for people, and a
+// hash of its path, so two workspaces never share one.
+func workspaceKey(ws string) string {
 	sum := sha256.Sum256([]byte(ws))
-	return filepath.Join(home, ".cache/claude-sandbox/caches", filepath.Base(ws)+"-"+hex.EncodeToString(sum[:8]), strings.TrimSuffix(rel, "/"))
+	return filepath.Base(ws) + "-" + hex.EncodeToString(sum[:8])
 }

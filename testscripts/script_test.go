@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -353,13 +354,18 @@ func linkOrCopy(src, dst string) error {
 }
 
 // workfile OUT writes the last command's stdout to OUT with the work
-// directory spelled $WORK and the directory testscript runs its commands
-// from spelled $BIN, so a golden compared with cmp can be updated.
+// directory spelled $WORK, the directory testscript runs its commands
+// from spelled $BIN, and the hash in a workspace's tree of the sandbox's
+// own directories (which hashes a path below $WORK) spelled HASH, so a
+// golden compared with cmp can be updated.
+var workspaceKey = regexp.MustCompile(`(/claude-sandbox/(?:caches|state)/[^/\s]+)-[0-9a-f]{16}/`)
+
 func workfile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: workfile OUT")
 	}
 	out := strings.ReplaceAll(ts.ReadFile("stdout"), ts.Getenv("WORK"), "$WORK")
+	out = workspaceKey.ReplaceAllString(out, "$1-HASH/")
 	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
 		if _, err := os.Stat(filepath.Join(dir, "claude-sandbox")); err == nil {
 			out = strings.ReplaceAll(out, dir+"/", "$BIN/")

@@ -55,6 +55,7 @@ var checks = []check{
 	{"home-tmpfs", homeTmpfs},
 	{"home-mounts", homeMounts},
 	{"claude-settings-read-only", claudeSettingsReadOnly},
+	{"claude-state-own", claudeStateOwn},
 	{"ide-locks-hidden", ideLocksHidden},
 	{"local-bin-claude", localBinClaude},
 	{"claude-on-path", claudeOnPath},

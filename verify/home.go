@@ -77,6 +77,29 @@ func claudeSettingsReadOnly(f *facts) (string, error) {
 	return allReadOnly(append(paths, commands...)...)
 }
 
+// claudeStateOwn: the parts of ~/.claude that Claude Code runs or acts on
+// without asking (background jobs, the service's state, shell snapshots,
+// hooks' session scripts, upload git directories, rm guards) are each a
+// mount of the workspace's own directory, so nothing a session writes there
+// reaches a Claude Code outside.
+func claudeStateOwn(f *facts) (string, error) {
+	if err := firstError(f.mountsErr, f.launchErr); err != nil {
+		return "", err
+	}
+	home := f.launch.launch.Home
+	for _, rel := range sandbox.ClaudeOwnState() {
+		own, _ := filepath.Rel(filepath.Join(home, ".cache/claude-sandbox"), sandbox.StateDir(home, f.launch.plan.Workspace, rel))
+		m, ok := f.mountAt(filepath.Join(home, rel))
+		switch {
+		case !ok:
+			return "", fmt.Errorf("~/%s is no mount: what a session writes there lands in the real one, which a Claude Code outside acts on", rel)
+		case !strings.HasSuffix(m.Root, "/"+own):
+			return "", fmt.Errorf("~/%s is mounted from %s, not from the workspace's own %s", rel, m.Root, own)
+		}
+	}
+	return fmt.Sprintf("%d folders of ~/.claude are the workspace's own, under ~/.cache/claude-sandbox/state", len(sandbox.ClaudeOwnState())), nil
+}
+
 // ideLocksHidden: ~/.claude/ide is a tmpfs of the sandbox's own, so the
 // IDE extension's lock files (the port and token of a websocket whose
 // tools run outside the sandbox) are not there.
