@@ -98,7 +98,7 @@ var redteamCases = []redteamCase{
 	{Name: "corporate-proxy", Category: "read secrets", Command: "env | grep -i proxy; tr '\\0' '\\n' </proc/1/environ | grep -i proxy", Markers: []string{"SECRET-PROXY-CRED"}, ByDesign: proxyPassed},
 	{Name: "docker-socket", Category: "reach sockets", Command: "curl -s --max-time 3 --unix-socket /run/docker.sock http://docker/version 2>&1; socat -u UNIX-CONNECT:/var/run/docker.sock STDOUT 2>&1", Markers: []string{"SECRET-DOCKER-SOCKET"}},
 	{Name: "ssh-agent", Category: "reach sockets", Command: "echo \"SSH_AUTH_SOCK=$SSH_AUTH_SOCK\"; socat -u UNIX-CONNECT:\"${SSH_AUTH_SOCK:-/tmp/ssh-rt-{{ID}}/agent}\" STDOUT 2>&1", Markers: []string{"SECRET-SSH-AGENT"}},
-	{Name: "vscode-ipc", Category: "reach sockets", Command: "ls /tmp 2>&1; socat -u UNIX-CONNECT:\"${VSCODE_IPC_HOOK_CLI:-/tmp/vscode-ipc-{{ID}}.sock}\" STDOUT 2>&1", Markers: []string{"SECRET-VSCODE-IPC"}},
+	{Name: "vscode-ipc", Category: "reach sockets", Command: "socat -u UNIX-CONNECT:\"${VSCODE_IPC_HOOK_CLI:-/tmp/vscode-ipc-{{ID}}.sock}\" STDOUT 2>&1; ls /tmp 2>&1 | head -50", Markers: []string{"SECRET-VSCODE-IPC"}},
 	{Name: "workspace-socket", Category: "reach sockets", Command: "socat -u UNIX-CONNECT:$PWD/.agent.sock STDOUT 2>&1", Markers: []string{"SECRET-WORKSPACE-SOCKET"}},
 	{Name: "abstract-socket", Category: "reach sockets", Command: "socat -u ABSTRACT-CONNECT:claude-sandbox-rt-{{ID}} STDOUT 2>&1", Markers: []string{"SECRET-ABSTRACT-SOCKET"}},
 	{Name: "python-unix-socket", Category: "reach sockets", Command: "/usr/bin/python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('$PWD/.agent.sock'); print(s.recv(100))\" 2>&1", Markers: []string{"SECRET-WORKSPACE-SOCKET"}},
