@@ -115,14 +115,14 @@ func namespaces(c *Conf) []Namespace {
 }
 
 // system adds the system's part: the host read-only, new /dev and /proc,
-// the masks, the inside marker and init. It returns the masks, which are
-// the sandbox's own file systems.
+// the masks, the inside marker and init. It returns /dev (bwrap's tmpfs)
+// and the masks, which are the sandbox's own file systems.
 func (p *Plan) system(l Launch) []string {
 	p.add(OpRoBind, "/", "/", RuleRoot, "the host's file system, read-only: its programs and libraries, nothing of them writable")
 	p.add(OpDev, "", "/dev", RuleDev, "a new /dev: the harmless devices, a private /dev/shm, its own devpts; no disk or other hardware")
 	p.add(OpProc, "", "/proc", RuleProc, "a new /proc of the sandbox's own processes: no other process's command line or environment")
 	p.add(OpRoBind, "/proc/sys", "/proc/sys", RuleProcSys, "kernel settings are checked against the file's owner, not capabilities: a root session could otherwise set kernel.core_pattern to a program the host runs as root")
-	private := []string{"/run"}
+	private := []string{"/dev", "/run"}
 	p.add(OpTmpfs, "", "/run", RuleMask, maskWhy("/run")+"; always, since the inside marker lives there")
 	for _, d := range l.Masks {
 		if d != "/run" {

@@ -30,15 +30,17 @@ const pathFlags = unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
 // resolved is where a path leads: the directory that holds its last
 // component and that component's name, not looked up again; or, for a path
 // that ends at a file only the kernel can find (a process's fd/N in /proc),
-// an O_PATH descriptor of that file in file, with dir -1.
+// an O_PATH descriptor of that file in file, with dir -1. borrowed says dir
+// is the descriptor the walk started from, which its caller keeps.
 type resolved struct {
-	dir  int
-	name string
-	file int
+	dir      int
+	name     string
+	file     int
+	borrowed bool
 }
 
 func (r resolved) close() {
-	if r.dir >= 0 {
+	if r.dir >= 0 && !r.borrowed {
 		unix.Close(r.dir)
 	}
 	if r.file >= 0 {
@@ -55,16 +57,19 @@ func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
 	if path == "" {
 		return resolved{}, unix.ENOENT
 	}
-	base := start
+	// cur is the directory the walk is in: the start, or the root, which
+	// the caller keeps (borrowed), or a descriptor of the walk's own.
+	cur, borrowed := start, true
 	if strings.HasPrefix(path, "/") {
-		base = w.root
+		cur = w.root
 	}
-	cur, err := dup(base)
-	if err != nil {
-		return resolved{}, err
+	leave := func() {
+		if !borrowed {
+			unix.Close(cur)
+		}
 	}
 	fail := func(err error) (resolved, error) {
-		unix.Close(cur)
+		leave()
 		return resolved{}, err
 	}
 	procPID := "" // the PID directory of /proc that cur is in, if any
@@ -74,12 +79,16 @@ func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
 		comps = comps[1:]
 		last := len(comps) == 0
 		if last && !follow && c != "." && c != ".." {
-			return w.final(cur, c)
+			return w.final(cur, c, borrowed)
 		}
-		next, target, kind, err := w.step(cur, c, &procPID)
+		step := w.step
+		if last && c != "." && c != ".." {
+			step = w.stepLast
+		}
+		next, target, kind, err := step(cur, c, &procPID)
 		switch {
 		case err == unix.ENOENT && last && c != "." && c != "..":
-			return w.final(cur, c) // to be created
+			return w.final(cur, c, borrowed) // to be created
 		case err != nil:
 			return fail(err)
 		case kind == isLink:
@@ -88,45 +97,75 @@ func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
 			}
 			comps = append(split(target), comps...)
 			if strings.HasPrefix(target, "/") {
-				unix.Close(cur)
-				if cur, err = dup(w.root); err != nil {
-					return resolved{}, err
-				}
+				leave()
+				cur, borrowed = w.root, true
 				procPID = ""
 			}
 		case last && kind == jumped:
-			unix.Close(cur)
+			leave()
 			return resolved{dir: -1, file: next}, nil
 		case last && c != "." && c != "..":
-			unix.Close(next)
-			return w.final(cur, c)
+			if next >= 0 {
+				unix.Close(next)
+			}
+			return w.final(cur, c, borrowed)
 		default:
-			unix.Close(cur)
-			cur = next
+			leave()
+			cur, borrowed = next, false
 		}
 	}
-	return w.final(cur, ".")
+	return w.final(cur, ".", borrowed)
+}
+
+// stepLast looks up the walk's last component c in cur, as step does, but
+// opens nothing for a component that is no link, since the walk returns its
+// name, not a descriptor: next is -1 then. The names /proc treats apart go
+// through step.
+func (w *walker) stepLast(cur int, c string, procPID *string) (next int, target string, kind found, err error) {
+	if c == "self" || c == "thread-self" || isDigits(c) {
+		return w.step(cur, c, procPID)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(cur, c, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return -1, "", isFile, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return -1, "", isFile, nil
+	}
+	if onProc(cur) {
+		return w.procLink(cur, c, *procPID)
+	}
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(cur, c, buf)
+	if err != nil {
+		return -1, "", isFile, err
+	}
+	return -1, string(buf[:n]), isLink, nil
 }
 
 // final is the walk's result: name in dir, unless dir is in /proc, in
 // another process's directory. The warden may write what only the task's
 // own PID directory lets the task write (mem, the maps), where the task
 // itself may not, for another process: refused, whatever way the walk took.
-func (w *walker) final(dir int, name string) (resolved, error) {
+func (w *walker) final(dir int, name string, borrowed bool) (resolved, error) {
+	fail := func(err error) (resolved, error) {
+		if !borrowed {
+			unix.Close(dir)
+		}
+		return resolved{}, err
+	}
 	if onProc(dir) {
 		tgid, _, err := w.self()
 		if err != nil {
-			unix.Close(dir)
-			return resolved{}, err
+			return fail(err)
 		}
 		p := strings.TrimPrefix(fdPath(dir)+"/", "/proc/")
 		pid, _, _ := strings.Cut(p, "/")
 		if isDigits(pid) && pid != tgid {
-			unix.Close(dir)
-			return resolved{}, unix.EACCES
+			return fail(unix.EACCES)
 		}
 	}
-	return resolved{dir: dir, name: name, file: -1}, nil
+	return resolved{dir: dir, name: name, file: -1, borrowed: borrowed}, nil
 }
 
 // What step found.

@@ -96,6 +96,51 @@ func TestWalkStaysInTheRoot(t *testing.T) {
 	}
 }
 
+// A walk hands back the descriptor it started from (a one-name relative
+// path, "/x") without closing it for its caller, and leaves no descriptor of
+// its own open once its result is closed, whatever the path and outcome.
+func TestWalkKeepsItsStartAndLeaksNothing(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "a/b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"abs": "/a", "rel": "a/b", "loop": "loop"} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "a/7"), nil, 0o644); err != nil { // a name /proc treats apart
+		t.Fatal(err)
+	}
+	rootFD := openPath(t, root)
+	start := openPath(t, filepath.Join(root, "a"))
+	openFDs := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	before := openFDs()
+	for _, path := range []string{"new", "b", "7", "/new", "/a", "abs", "/abs/b/x", "rel", "loop", "../rel/x", ".", "..", "missing/x", "b/"} {
+		for _, follow := range []bool{false, true} {
+			w := &walker{root: rootFD, self: selfIDs}
+			if r, err := w.walk(start, path, follow); err == nil {
+				r.close()
+			}
+		}
+	}
+	if after := openFDs(); after != before {
+		t.Errorf("%d descriptors open after the walks, %d before", after, before)
+	}
+	for _, fd := range []int{rootFD, start} {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			t.Errorf("descriptor %d the walks started from: %v", fd, err)
+		}
+	}
+}
+
 // In /proc, "self" is the task, not the warden; a process's fd/N leads to
 // the file it holds, but only for the task's own PID directory.
 func TestWalkProc(t *testing.T) {
