@@ -23,9 +23,11 @@ const sessionTurns = 20
 
 // BenchmarkSession times a whole headless session of the real Claude Code
 // (`claude -p`, bypass permissions) whose model, a stand-in API on
-// loopback, asks for 20 Bash tool calls: without any sandbox, and through
+// loopback, asks for 20 Bash tool calls: without any sandbox, through
 // the launcher with network = open and network = allowlist (the
-// credential proxy carries every API request in both), interleaved in one
+// credential proxy carries every API request in both), and through
+// claude-sandbox-wrap as the VS Code extension and the Agent SDK start
+// Claude Code (WRAPPER BINARY ARGS..., allowlist), interleaved in one
 // run. Besides each whole session it reports where the time goes, from
 // the stand-in's side:
 //
@@ -48,6 +50,8 @@ func BenchmarkSession(b *testing.B) {
 	needRealClaude(b)
 	dir := b.TempDir()
 	launcherBin := buildBenchLauncher(b, dir)
+	wrapperBin := filepath.Join(filepath.Dir(launcherBin), layout.WrapperName)
+	must(b, os.Symlink(launcherBin, wrapperBin))
 	b.Chdir(benchWorkspace(b, dir))
 	api := newSessionAPI(b)
 	confs := map[string]string{}
@@ -79,6 +83,11 @@ func BenchmarkSession(b *testing.B) {
 		}},
 		{"launcher-allowlist", func(run string) *exec.Cmd {
 			cmd := exec.Command(launcherBin, claudeArgs...)
+			cmd.Env = append(environ(run), "CS_CONF="+confs["allowlist"])
+			return cmd
+		}},
+		{"wrapper-allowlist", func(run string) *exec.Cmd {
+			cmd := exec.Command(wrapperBin, append([]string{layout.RealBinary}, claudeArgs...)...)
 			cmd.Env = append(environ(run), "CS_CONF="+confs["allowlist"])
 			return cmd
 		}},
@@ -126,6 +135,7 @@ func BenchmarkSession(b *testing.B) {
 	}
 	b.ReportMetric(float64(sums[1].total)/float64(sums[0].total), "launcher-open/direct")
 	b.ReportMetric(float64(sums[2].total)/float64(sums[0].total), "launcher-allowlist/direct")
+	b.ReportMetric(float64(sums[3].total)/float64(sums[0].total), "wrapper-allowlist/direct")
 }
 
 // sessionAPI is a stand-in for the Messages API: every request that offers
