@@ -100,13 +100,7 @@ var claudeOwnState = []homePath{
 
 // ClaudeOwnState are the paths of claudeOwnState. Each call returns a new
 // slice.
-func ClaudeOwnState() []string {
-	var out []string
-	for _, p := range claudeOwnState {
-		out = append(out, p.rel)
-	}
-	return out
-}
+func ClaudeOwnState() []string { return rels(claudeOwnState) }
 
 // A homePath is a path relative to the home, and why the policy holds it;
 // file tells a file from a directory, for the launcher that creates it.
@@ -117,9 +111,12 @@ type homePath struct {
 
 // ClaudeReadOnly are the paths of claudeReadOnly. Each call returns a new
 // slice.
-func ClaudeReadOnly() []string {
-	var out []string
-	for _, p := range claudeReadOnly {
+func ClaudeReadOnly() []string { return rels(claudeReadOnly) }
+
+// rels are the paths of ps, in a new slice.
+func rels(ps []homePath) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
 		out = append(out, p.rel)
 	}
 	return out
