@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -300,6 +301,11 @@ func benchWorkspace(b *testing.B, dir string) string {
 	}
 	for _, f := range []string{".claude/settings.json", ".claude/settings.local.json", ".mcp.json"} {
 		must(b, os.WriteFile(filepath.Join(ws, f), []byte("{}\n"), 0o644))
+	}
+	// A launch with the running user's passwd home keeps the workspace's
+	// own state there (ADR 0027): leave none behind for this throwaway one.
+	if u, err := user.Current(); err == nil {
+		b.Cleanup(func() { os.RemoveAll(filepath.Dir(sandbox.StateDir(u.HomeDir, ws, ".claude/jobs"))) })
 	}
 	return ws
 }
