@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"golang.org/x/sys/unix"
 )
 
@@ -196,12 +196,27 @@ func TestWalkProc(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
-	st, err := parseStatus(procstatus.Parse([]byte("Name:\tsh\nUmask:\t0027\nTgid:\t40\nNStgid:\t40\t2\nPid:\t41\nNSpid:\t41\t3\n")))
+	st, err := parseStatus([]byte("Name:\tsh\nUmask:\t0027\nTgid:\t40\nNStgid:\t40\t2\nPid:\t41\nNSpid:\t41\t3\n"))
 	if err != nil || st.umask != 0o027 || st.tgid != "2" || st.tid != "3" {
 		t.Errorf("parseStatus = %+v, %v; want umask 027, tgid 2, tid 3", st, err)
 	}
-	if _, err := parseStatus(procstatus.Parse([]byte("Name:\tsh\nNStgid:\t40\n"))); err == nil {
+	if _, err := parseStatus([]byte("Name:\tsh\nNStgid:\t40\n")); err == nil {
 		t.Error("a status without Umask parsed")
+	}
+}
+
+// A thread's own status, read as the warden reads a task's.
+func TestReadStatus(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	old := unix.Umask(0o027)
+	defer unix.Umask(old)
+	st, err := (&task{tid: unix.Gettid()}).readStatus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.umask != 0o027 || st.tgid != strconv.Itoa(os.Getpid()) || st.tid != strconv.Itoa(unix.Gettid()) {
+		t.Errorf("readStatus = %+v; want umask 027, tgid %d, tid %d", st, os.Getpid(), unix.Gettid())
 	}
 }
 

@@ -86,11 +86,11 @@ func (t *task) readStatus() (*taskStatus, error) {
 	if t.status != nil {
 		return t.status, nil
 	}
-	status, err := procstatus.Read(strconv.Itoa(t.tid))
+	data, err := readProcFile(fmt.Sprintf("/proc/%d/status", t.tid))
 	if err != nil {
 		return nil, err
 	}
-	st, err := parseStatus(status)
+	st, err := parseStatus(data)
 	if err != nil {
 		return nil, err
 	}
@@ -98,13 +98,57 @@ func (t *task) readStatus() (*taskStatus, error) {
 	return st, nil
 }
 
-// parseStatus reads Umask, NStgid and NSpid; the last field of the two
-// lists is the ID in the innermost namespace, the sandbox's.
-func parseStatus(status procstatus.Status) (*taskStatus, error) {
+// readProcFile reads a small file of /proc whole, into a buffer sized for
+// the status file, with as few reads as the kernel allows: the kernel
+// makes the text anew at each open, and os.ReadFile's stat and growing
+// buffer cost a call of the sandbox's more than the few lines it needs.
+func readProcFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 0, 4096)
+	for {
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
+
+// parseStatus reads Umask, NStgid and NSpid from a status file's text; the
+// last field of the two lists is the ID in the innermost namespace, the
+// sandbox's.
+func parseStatus(data []byte) (*taskStatus, error) {
 	st := &taskStatus{}
 	seen := 0
-	for name, value := range status {
-		fields := strings.Fields(value)
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		rawName, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		name := string(rawName)
+		if name != "Umask" && name != "NStgid" && name != "NSpid" {
+			continue
+		}
+		fields := strings.Fields(string(value))
 		if len(fields) == 0 {
 			continue
 		}
@@ -149,7 +193,7 @@ func (t *task) umask() (uint32, error) {
 // ctty returns the number of the task's controlling terminal (field 7 of
 // /proc/TID/stat), 0 for none.
 func (t *task) ctty() (uint64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.tid))
+	data, err := readProcFile(fmt.Sprintf("/proc/%d/stat", t.tid))
 	if err != nil {
 		return 0, err
 	}
