@@ -137,7 +137,10 @@ func (w *walker) stepLast(cur int, c string, procPID *string) (next int, target 
 	}
 	buf := make([]byte, unix.PathMax)
 	n, err := unix.Readlinkat(cur, c, buf)
-	if err != nil {
+	switch {
+	case err == unix.EINVAL: // no link any more: the walk returns the name, as for a file
+		return -1, "", isFile, nil
+	case err != nil:
 		return -1, "", isFile, err
 	}
 	return -1, string(buf[:n]), isLink, nil
