@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -35,22 +36,37 @@ import (
 // service, when one is the first argument.
 var backgroundCommands = []string{"agents", "attach", "kill", "logs", "respawn", "rm", "stop"}
 
+// daemonCommands are the subcommands of `claude daemon` that ask the
+// workspace's service about itself (its process, its log) or stop it, when
+// one comes right after `daemon`: Claude Code takes its first word that is
+// no option as the subcommand, and a strict position leaves no word to
+// disagree on.
+var daemonCommands = []string{"logs", "status", "stop"}
+
 // A role is what a launch is to the background service.
 type role int
 
 const (
 	plainLaunch role = iota
 	clientLaunch
+	controlLaunch // a client that reaches the service if it runs, and never starts one
 	serviceLaunch
 )
 
+// errDaemon refuses `claude daemon` but for daemonCommands.
+var errDaemon = errors.New("`claude daemon` is refused but for `claude daemon status`, `claude daemon logs` and `claude daemon stop` (options after the subcommand), which run sandboxed: the launcher runs Claude Code's background service itself, in a sandbox of its own, when `claude --bg` or `claude agents` needs it (ADR 0026)")
+
 // backgroundRole says whether args reach the background service: `--bg` or
-// `--background` before `--`, or one of backgroundCommands first. `claude
-// daemon` is refused: the launcher runs the service itself.
+// `--background` before `--`, or one of backgroundCommands first, or
+// `daemon` and one of daemonCommands. The rest of `claude daemon` is
+// refused: the launcher runs the service itself.
 func backgroundRole(args []string) (role, error) {
 	if len(args) > 0 {
 		if args[0] == "daemon" {
-			return plainLaunch, errors.New("`claude daemon` is refused: the launcher runs Claude Code's background service itself, in a sandbox of its own, when `claude --bg` or `claude agents` needs it (ADR 0026); it never runs unsandboxed")
+			if len(args) > 1 && slices.Contains(daemonCommands, args[1]) {
+				return controlLaunch, nil
+			}
+			return plainLaunch, errDaemon
 		}
 		for _, c := range backgroundCommands {
 			if args[0] == c {
@@ -150,7 +166,9 @@ type bgLaunch struct {
 // startBackground prepares a launch of role r: the plan with the shared
 // socket directory and the warden's view of its siblings; for a client,
 // the service running and its gateway; for the service, its lock (nil
-// when another launch's service runs: nothing to do).
+// when another launch's service runs: nothing to do). A control launch
+// (`claude daemon status`) starts no service, and asks nothing of the API:
+// it keeps a gateway of its own.
 func startBackground(pr *Prepared, r role, environ []string, stderr io.Writer) (*bgLaunch, error) {
 	d, err := backgroundDirs(pr.Plan.Workspace)
 	if err != nil {
@@ -166,7 +184,7 @@ func startBackground(pr *Prepared, r role, environ []string, stderr io.Writer) (
 		if b.running == nil {
 			return nil, errServiceRuns
 		}
-	} else {
+	} else if r == clientLaunch {
 		if err := ensureService(d, environ, stderr); err != nil {
 			return nil, err
 		}

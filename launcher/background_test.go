@@ -3,7 +3,6 @@ package launcher
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -21,6 +20,9 @@ func TestBackgroundRole(t *testing.T) {
 		{[]string{"attach", "abc"}, clientLaunch},
 		{[]string{"logs", "abc"}, clientLaunch},
 		{[]string{"stop", "abc"}, clientLaunch},
+		{[]string{"daemon", "status"}, controlLaunch},
+		{[]string{"daemon", "logs", "--log-file", "x"}, controlLaunch},
+		{[]string{"daemon", "stop", "--any", "--keep-workers"}, controlLaunch},
 		{[]string{"-p", "stop"}, plainLaunch},
 		{[]string{"--", "--bg"}, plainLaunch},
 		{nil, plainLaunch},
@@ -30,8 +32,15 @@ func TestBackgroundRole(t *testing.T) {
 			t.Errorf("backgroundRole(%q) = %v, %v; want %v", c.args, got, err, c.want)
 		}
 	}
-	if _, err := backgroundRole([]string{"daemon", "run"}); err == nil || !strings.Contains(err.Error(), "`claude daemon` is refused") {
-		t.Errorf("claude daemon: %v", err)
+	// The service is the launcher's to run; a subcommand Claude Code would
+	// find elsewhere than right after `daemon` is not looked for.
+	for _, args := range [][]string{
+		{"daemon"}, {"daemon", "run"}, {"daemon", "uninstall"}, {"daemon", "bogus"},
+		{"daemon", "--log-file", "x", "status"}, {"daemon", "--json-path", "status", "run"},
+	} {
+		if _, err := backgroundRole(args); err != errDaemon {
+			t.Errorf("backgroundRole(%q): %v; want the refusal", args, err)
+		}
 	}
 }
 
