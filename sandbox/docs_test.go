@@ -29,6 +29,10 @@ var policyDocs = []struct {
 	{"../docs/verify.md", [][2]string{
 		{"| `run-private` |", "\n"}, {"| `tmp-private` |", "\n"}, {"| `other-homes-hidden` |", "\n"}, {"| `other-projects-hidden` |", "\n"},
 	}, "masks"},
+	{"../docs/policy.md", [][2]string{{"stayed replaceable (`launcher_settings_link`", "each from the workspace's own directory"}}, "ownstate"},
+	{"../docs/verify.md", [][2]string{{"| `claude-state-own` |", "\n"}}, "ownstate"},
+	{"../docs/configuration.md", [][2]string{{"| `~/.cache/claude-sandbox/state/NAME-HASH/` | the workspace's own", " bound over"}}, "ownstate"},
+	{"../docs/threat-model.md", [][2]string{{"for the\n  folders Claude Code runs or acts on without asking", "which\n  are the workspace's own inside"}}, "ownstate"},
 	{"../promote/curated/SKILL.md", [][2]string{{"Protected workspace paths are read-only: ", "These hold"}}, "protected"},
 }
 
@@ -41,8 +45,12 @@ func policyLists() map[string]struct {
 	dotPath := regexp.MustCompile(`^\.[^ ]*$`)
 	absPath := regexp.MustCompile(`^/[^ ]*$`)
 	envName := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+	claudeDirName := regexp.MustCompile(`^[a-z][a-z-]+$`) // a folder of ~/.claude, written "~/.claude/" first or not
 	gitName := regexp.MustCompile(`^[a-z][a-z.-]*$`)
-	var protected, gitEntries, gitDir, masked, allow, launcher, never []string
+	var protected, gitEntries, gitDir, masked, allow, launcher, never, ownState []string
+	for _, p := range claudeOwnState {
+		ownState = append(ownState, strings.TrimPrefix(p.rel, ".claude/"))
+	}
 	for _, p := range defaultProtect {
 		protected = append(protected, p.path)
 	}
@@ -78,6 +86,7 @@ func policyLists() map[string]struct {
 		"allow":     {allow, nil, envName},
 		"launcher":  {launcher, nil, envName},
 		"never":     {never, nil, envName},
+		"ownstate":  {ownState, nil, claudeDirName},
 	}
 }
 
@@ -147,7 +156,7 @@ func docNames(text string, token *regexp.Regexp) []string {
 	var out []string
 	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(text, -1) {
 		name, _, _ := strings.Cut(m[1], "=")
-		if name = strings.TrimSuffix(name, "/"); token.MatchString(name) {
+		if name = strings.TrimPrefix(strings.TrimSuffix(name, "/"), "~/.claude/"); token.MatchString(name) {
 			out = append(out, name)
 		}
 	}
