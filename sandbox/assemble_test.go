@@ -85,6 +85,7 @@ func TestAssembleMountOrder(t *testing.T) {
 		"claude-own-state --bind ~/.claude/session-env",
 		"claude-own-state --bind ~/.claude/seed-admin",
 		"claude-own-state --bind ~/.claude/rm-guard",
+		"claude-own-state --bind ~/.claude/state",
 		"ide-locks --tmpfs ~/.claude/ide",
 		"share-home --ro-bind-try ~/.gitconfig",
 		"sandbox-cache --bind ~/go/pkg/mod",

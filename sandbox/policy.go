@@ -96,6 +96,7 @@ var claudeOwnState = []homePath{
 	{".claude/session-env", "scripts hooks leave, which Claude Code runs ahead of every Bash command", false},
 	{".claude/seed-admin", "git directories of cloud-session uploads, whose configuration git obeys when Claude Code uploads", false},
 	{".claude/rm-guard", "scripts that run in place of rm in later shell commands, on a hosted worker", false},
+	{".claude/state", "an organization's cached settings, which the next Claude Code applies as the organization's policy, and settings changes staged for the owner to accept", false},
 }
 
 // ClaudeOwnState are the paths of claudeOwnState. Each call returns a new
