@@ -178,6 +178,11 @@ func newTransport(dial func(ctx context.Context, network, addr string) (net.Conn
 		IdleConnTimeout:     90 * time.Second,
 		// Answers pass through as the API encoded them.
 		DisableCompression: true,
+		// A request carries the whole conversation (hundreds of kilobytes
+		// late in a session): copied through the default 4 KiB buffer, it
+		// took a read and a write system call per 4 KiB.
+		WriteBufferSize: copyBufferSize,
+		ReadBufferSize:  copyBufferSize,
 	}
 }
 
