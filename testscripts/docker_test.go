@@ -149,6 +149,12 @@ func TestDocker(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(cliData, "control-manifest.json"), []byte(`{"disallowedFeatures": [], "featureAdvisories": []}`+"\n"), 0o644); err != nil {
 				return err
 			}
+			// The CLI (0.89.0) starts the features' docker build without
+			// waiting for its mkdir of this build context: made here, a busy
+			// machine cannot make the build find it missing.
+			if err := os.MkdirAll(filepath.Join(cliData, "empty-folder"), 0o755); err != nil {
+				return err
+			}
 			// The test's own commands, for the containers to run.
 			tools := filepath.Join(env.WorkDir, "tools")
 			if err := os.MkdirAll(tools, 0o755); err != nil {
