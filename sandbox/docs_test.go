@@ -33,6 +33,7 @@ var policyDocs = []struct {
 	{"../docs/verify.md", [][2]string{{"| `claude-state-own` |", "\n"}}, "ownstate"},
 	{"../docs/configuration.md", [][2]string{{"| `~/.cache/claude-sandbox/state/NAME-HASH/` | the workspace's own", " bound over"}}, "ownstate"},
 	{"../docs/threat-model.md", [][2]string{{"for the\n  folders Claude Code runs or acts on without asking", "which\n  are the workspace's own inside"}}, "ownstate"},
+	{"../docs/threat-model.md", [][2]string{{"So is a link at one of the folders", "with `rm` of the link"}}, "ownstate"},
 	{"../promote/curated/SKILL.md", [][2]string{{"Protected workspace paths are read-only: ", "These hold"}}, "protected"},
 }
 
