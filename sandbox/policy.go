@@ -27,6 +27,7 @@ var defaultProtect = []protectedPath{
 	{".claude/settings.json", whyClaudeSettings},
 	{".claude/settings.local.json", whyClaudeSettings},
 	{".mcp.json", "a Claude Code started outside the sandbox starts its MCP servers"},
+	{".claude/scheduled_tasks.json", whyScheduledTasks},
 }
 
 // masks are hidden behind an empty tmpfs when they exist, and why.
@@ -193,17 +194,24 @@ type NamedDir struct {
 }
 
 // namedDirs: git's own entries in every ".git" directory (gitDirEntries),
-// and Claude Code's project settings in every ".claude" directory, which a
-// Claude Code started outside in that directory obeys before any prompt.
+// and in every ".claude" directory Claude Code's project settings, which a
+// Claude Code started outside in that directory obeys before any prompt,
+// and its scheduled tasks, which it puts to the model unasked.
 func namedDirs() []NamedDir {
 	git := NamedDir{Dir: ".git", Why: whyGitDir}
 	for _, e := range gitDirEntries {
 		git.Names = append(git.Names, e.name)
 	}
-	return []NamedDir{git, {Dir: ".claude", Names: []string{"settings.json", "settings.local.json"}, Why: whyClaudeSettings}}
+	return []NamedDir{git,
+		{Dir: ".claude", Names: []string{"settings.json", "settings.local.json"}, Why: whyClaudeSettings},
+		{Dir: ".claude", Names: []string{"scheduled_tasks.json"}, Why: whyScheduledTasks}}
 }
 
 const whyClaudeSettings = "a Claude Code started outside the sandbox obeys its env block, hooks and MCP settings before any prompt"
+
+// Inside, a durable scheduled task is saved there "where that is possible;
+// otherwise session-only" (Claude Code's CronCreate).
+const whyScheduledTasks = "a Claude Code started outside the sandbox puts the tasks there to the model as prompts nobody typed: a missed one at its start, a recurring one whenever due"
 
 // An OutsideName is a name the sandbox may create only on its own file
 // systems (its private /tmp, its home): anywhere else, a program outside

@@ -25,9 +25,10 @@ import (
 //
 // CLAUDE is the binary, by default the real one started directly, outside
 // the sandbox; `claude` (the launcher) starts it inside; ARGs go to it.
-// ide is an IDE extension's bundled binary: stream-json on stdin with one
-// prompt, $START_CLAUDE_PROMPT or "hi", and $START_CLAUDE_ENV (NAME=VALUE
-// words) in its environment: the user's own, such as a cloud provider's.
+// $START_CLAUDE_ENV (NAME=VALUE words) is put in the environment of ide
+// and terminal: the user's own, such as a cloud provider's (the last
+// value of a name wins). ide is an IDE extension's bundled binary:
+// stream-json on stdin with one prompt, $START_CLAUDE_PROMPT or "hi".
 // terminal is an interactive session
 // on a terminal for a few seconds (long enough for its status line), which
 // prints "the status line says NOT SANDBOXED" when the screen did; HOME's
@@ -35,8 +36,9 @@ import (
 // that terminal in another container that shares ~/.claude but has no
 // claude-sandbox: /etc/claude-code hidden, and a home of its own whose
 // ~/.claude is HOME's. Claude Code talks to no API (a closed loopback port,
-// no retries); what matters is what it runs before and around the first
-// prompt. The exit status is 0 whatever Claude Code did.
+// no retries) unless $START_CLAUDE_ENV names one; what matters is what it
+// runs before and around the first prompt. The exit status is 0 whatever
+// Claude Code did.
 func startClaude(args []string) int {
 	if len(args) < 3 || (args[0] != "ide" && args[0] != "terminal" && args[0] != "shared-home") {
 		fmt.Fprintln(os.Stderr, "usage: start-claude ide|terminal|shared-home HOME WS [CLAUDE [ARG...]]")
@@ -65,7 +67,7 @@ func startClaude(args []string) int {
 	}
 	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "USER=" + user, "LOGNAME=" + user, "TERM=xterm",
 		"ANTHROPIC_API_KEY=sk-standin", "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0", "DISABLE_AUTOUPDATER=1"}
-	if mode == "ide" {
+	if mode != "shared-home" {
 		env = append(env, strings.Fields(os.Getenv("START_CLAUDE_ENV"))...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
