@@ -209,8 +209,8 @@ func namedDirs() []NamedDir {
 
 const whyClaudeSettings = "a Claude Code started outside the sandbox obeys its env block, hooks and MCP settings before any prompt"
 
-// Inside, a durable scheduled task is saved there "where that is possible;
-// otherwise session-only" (Claude Code's CronCreate).
+// Inside, CronCreate with durable: true fails with the read-only error; a
+// session's own (not durable) tasks work (scheduled_tasks_live).
 const whyScheduledTasks = "a Claude Code started outside the sandbox puts the tasks there to the model as prompts nobody typed: a missed one at its start, a recurring one whenever due"
 
 // An OutsideName is a name the sandbox may create only on its own file

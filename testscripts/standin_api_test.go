@@ -16,8 +16,9 @@ import (
 //	standin-api SCRIPT RESULTS URLFILE
 //
 // SCRIPT is a JSON list of steps, each a shell command for the model's Bash
-// tool and an optional After command for the host. Each request that offers
-// the Bash tool is answered with the next command as a tool_use, the next
+// tool (or, with "tool", a call of that tool with "input" as its input) and
+// an optional After command for the host. Each request that offers the Bash
+// tool is answered with the next step as a tool_use, the next
 // one being the number of tool results the conversation already holds (so
 // retries and side requests do not skip a command); when all have run, or
 // for requests without tools, the answer is plain text. When a step's
@@ -52,6 +53,9 @@ func newStandin(scriptFile, resultsFile string, runAfter bool) (http.Handler, er
 	for i, step := range script {
 		if step.After != "" && !runAfter {
 			return nil, fmt.Errorf("%s: step %d has an After command, which only the standin-api program runs", scriptFile, i)
+		}
+		if (step.Tool != "") != (len(step.Input) > 0) || (step.Tool != "" && step.Command != "") {
+			return nil, fmt.Errorf("%s: step %d needs a command, or a tool and its input", scriptFile, i)
 		}
 	}
 	results := make([]*standinResult, len(script))
@@ -119,8 +123,14 @@ func newStandin(scriptFile, resultsFile string, runAfter bool) (http.Handler, er
 		var delta map[string]any
 		stop := "end_turn"
 		if offersBash && answered < len(script) {
-			input, _ := json.Marshal(map[string]string{"command": script[answered].Command, "description": "scripted step"})
-			block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_case_%d", answered), "name": "Bash", "input": map[string]any{}}
+			step := script[answered]
+			name, input := "Bash", []byte(step.Input)
+			if step.Tool != "" {
+				name = step.Tool
+			} else {
+				input, _ = json.Marshal(map[string]string{"command": step.Command, "description": "scripted step"})
+			}
+			block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_case_%d", answered), "name": name, "input": map[string]any{}}
 			delta = map[string]any{"type": "input_json_delta", "partial_json": string(input)}
 			stop = "tool_use"
 		} else {
@@ -159,8 +169,10 @@ func newStandin(scriptFile, resultsFile string, runAfter bool) (http.Handler, er
 }
 
 type standinStep struct {
-	Command string `json:"command"`
-	After   string `json:"after,omitempty"`
+	Command string          `json:"command"`
+	Tool    string          `json:"tool,omitempty"`
+	Input   json.RawMessage `json:"input,omitempty"`
+	After   string          `json:"after,omitempty"`
 }
 
 type standinResult struct {
