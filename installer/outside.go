@@ -28,10 +28,11 @@ var insideSettings = []byte("{\"skipDangerousModePermissionPrompt\": true}\n")
 // workspace (strictKnownMarketplaces); no shell lines in skills and
 // commands (disableSkillShellExecution, for a session the gate's override
 // lets through); no scheduled task (CLAUDE_CODE_DISABLE_CRON: a task in
-// .claude/scheduled_tasks.json, which a session can write, is put to a
-// Claude Code started later as a prompt nobody typed, at its start when
-// the task was missed, and the gate's override lets it through); and every
-// helper command empty, which Claude Code takes for none. The status line is the product's, which says NOT SANDBOXED.
+// .claude/scheduled_tasks.json is put to a Claude Code started later as a
+// prompt nobody typed, at its start when the task was missed, and the
+// gate's override lets it through); and every helper command empty, which
+// Claude Code takes for none. The status line is the product's, which says
+// NOT SANDBOXED.
 // Drop-ins apply to every Claude Code on the machine: the sandbox covers
 // this one with insideSettings, so sessions inside keep the user's hooks,
 // MCP servers and helpers, and run them sandboxed.
