@@ -12,11 +12,14 @@ import (
 
 // insideSettings set nothing but what only sessions inside the sandbox
 // may have: bypass-permissions mode without Claude Code's warning, which
-// asks for the sandbox the session already runs in. Accepting the warning
+// asks for the sandbox the session already runs in (accepting the warning
 // inside writes ~/.claude/settings.json, read-only there, so without this
-// it came back at every launch (ADR 0023). A regular file: Claude Code
-// refuses a settings file that is a device.
-var insideSettings = []byte("{\"skipDangerousModePermissionPrompt\": true}\n")
+// it came back at every launch, ADR 0023); and background sessions that
+// edit the working copy of a repository, which Claude Code otherwise
+// refuses until the session has entered a worktree of its own, and none
+// can be made inside, where .git/worktrees is read-only (ADR 0028). A
+// regular file: Claude Code refuses a settings file that is a device.
+var insideSettings = []byte("{\"skipDangerousModePermissionPrompt\": true, \"worktree\": {\"bgIsolation\": \"none\"}}\n")
 
 // outsideSettings keeps a Claude Code started outside the sandbox (an IDE's
 // bundled binary, an SDK app, the real binary run directly) from running
