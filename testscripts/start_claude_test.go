@@ -30,7 +30,8 @@ import (
 // value of a name wins). ide is an IDE extension's bundled binary:
 // stream-json on stdin with one prompt, $START_CLAUDE_PROMPT or "hi".
 // terminal is an interactive session
-// on a terminal for a few seconds (long enough for its status line), which
+// on a terminal for 5 seconds (long enough for its status line; with
+// $START_CLAUDE_UNTIL, until that file exists, 15 seconds at most), which
 // prints "the status line says NOT SANDBOXED" when the screen did; HOME's
 // ~/.claude.json must have the first-run questions answered. shared-home is
 // that terminal in another container that shares ~/.claude but has no
@@ -85,7 +86,7 @@ func startClaude(args []string) int {
 	case "terminal":
 		cmd := exec.CommandContext(ctx, claude, extra...)
 		cmd.Dir, cmd.Env = ws, append(env, "HOME="+home)
-		err = onTerminal(cmd, asUser, 5*time.Second)
+		err = onTerminal(cmd, asUser, os.Getenv("START_CLAUDE_UNTIL"))
 	default:
 		own, err := sharedHome(home, ws, st.Uid, st.Gid)
 		if err != nil {
@@ -100,7 +101,7 @@ func startClaude(args []string) int {
 			return 2
 		}
 		cmd.Dir, cmd.Env = ws, append(env, "HOME="+own)
-		err = onTerminal(cmd, nil, 5*time.Second)
+		err = onTerminal(cmd, nil, "")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start-claude:", err)
@@ -136,10 +137,11 @@ func sharedHome(home, ws string, uid, gid uint32) (string, error) {
 }
 
 // onTerminal runs cmd (as cred, when given) as the session leader of a
-// new terminal for d, answering the terminal queries Claude Code asks,
-// then ends it. It says so on stdout when the screen showed the product's
-// status line for a session outside the sandbox.
-func onTerminal(cmd *exec.Cmd, cred *syscall.Credential, d time.Duration) error {
+// new terminal for 5 seconds, or until the file until exists (15 seconds
+// at most) when until is not empty, answering the terminal queries Claude
+// Code asks, then ends it. It says so on stdout when the screen showed the
+// product's status line for a session outside the sandbox.
+func onTerminal(cmd *exec.Cmd, cred *syscall.Credential, until string) error {
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		return err
@@ -193,9 +195,29 @@ func onTerminal(cmd *exec.Cmd, cred *syscall.Credential, d time.Duration) error 
 	}()
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
+	d := 5 * time.Second
+	if until != "" {
+		d = 15 * time.Second
+	}
+	deadline := time.After(d)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for ended := false; !ended; {
+		select {
+		case <-done:
+			ended = true
+		case <-tick.C:
+			if _, err := os.Stat(until); until == "" || err != nil {
+				continue
+			}
+			ended = true
+		case <-deadline:
+			ended = true
+		}
+	}
 	select {
 	case <-done:
-	case <-time.After(d):
+	default:
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	}
