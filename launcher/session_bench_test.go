@@ -37,7 +37,12 @@ const sessionTurns = 20
 //   - turn: from the end of one answer to the next request, averaged over
 //     the tool calls (the tool's process inside the sandbox, and the
 //     request's way through the credential proxy);
-//   - tail: from the last answer to the command's exit.
+//   - tail: from the last answer to the command's exit;
+//   - warden (the sandboxed ways): how many calls the warden carried out in
+//     a session, and its busy time, from receiving each call to answering
+//     it (a descriptor's hand-over to the task included), as the launcher
+//     counts them (warden.Totals). Nearly all of what the sandbox adds to a
+//     session is there (docs/policy.md, "What it costs").
 //
 // The run without a sandbox has the user's whole home (the shell the Bash
 // tool starts reads its rc files there); the sandbox's home holds only what
@@ -92,11 +97,18 @@ func BenchmarkSession(b *testing.B) {
 			return cmd
 		}},
 	}
-	type parts struct{ total, first, turn, tail time.Duration }
+	type parts struct {
+		total, first, turn, tail, wardenBusy time.Duration
+		wardenCalls                          int64
+	}
 	sums := make([]parts, len(ways))
 	session := func(j, i int) parts {
 		run := fmt.Sprintf("%s-%d", ways[j].name, i)
 		cmd := ways[j].cmd(run)
+		wardenFile := filepath.Join(dir, "warden-"+run)
+		if j > 0 {
+			cmd.Env = append(cmd.Env, "CS_BENCH_WARDEN="+wardenFile)
+		}
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		end := time.Now()
@@ -105,6 +117,15 @@ func BenchmarkSession(b *testing.B) {
 			b.Fatalf("%s: %v, %d requests with tools (want %d)\n%s", ways[j].name, err, len(reqs), sessionTurns+1, out)
 		}
 		var p parts
+		if j > 0 {
+			counts, err := os.ReadFile(wardenFile)
+			must(b, err)
+			var busy int64
+			if _, err := fmt.Sscanf(string(counts), "%d %d", &p.wardenCalls, &busy); err != nil {
+				b.Fatalf("%s: %s: %v", ways[j].name, wardenFile, err)
+			}
+			p.wardenBusy = time.Duration(busy)
+		}
 		p.total, p.first, p.tail = end.Sub(start), reqs[0].arrived.Sub(start), end.Sub(reqs[len(reqs)-1].answered)
 		for k := 1; k < len(reqs); k++ {
 			p.turn += reqs[k].arrived.Sub(reqs[k-1].answered)
@@ -123,6 +144,8 @@ func BenchmarkSession(b *testing.B) {
 			sums[j].first += p.first
 			sums[j].turn += p.turn
 			sums[j].tail += p.tail
+			sums[j].wardenCalls += p.wardenCalls
+			sums[j].wardenBusy += p.wardenBusy
 		}
 	}
 	b.StopTimer()
@@ -132,6 +155,10 @@ func BenchmarkSession(b *testing.B) {
 		b.ReportMetric(ms(sums[j].first), w.name+"-first-ms")
 		b.ReportMetric(ms(sums[j].turn), w.name+"-turn-ms")
 		b.ReportMetric(ms(sums[j].tail), w.name+"-tail-ms")
+		if j > 0 {
+			b.ReportMetric(float64(sums[j].wardenCalls)/float64(b.N), w.name+"-warden-calls")
+			b.ReportMetric(ms(sums[j].wardenBusy), w.name+"-warden-ms")
+		}
 	}
 	b.ReportMetric(float64(sums[1].total)/float64(sums[0].total), "launcher-open/direct")
 	b.ReportMetric(float64(sums[2].total)/float64(sums[0].total), "launcher-allowlist/direct")
