@@ -141,6 +141,89 @@ func ClaudeCommandFiles(home string) ([]string, error) {
 	return commandPaths(home, settingsCommands(settings)), nil
 }
 
+// ProjectCommandFiles are the files in the workspace that the project's
+// Claude settings (.claude/settings.json and settings.local.json, both
+// protected, so the user's choice) name in commands: hook scripts, a
+// status line, helpers, and what the programs there read, such as a
+// configuration given as an argument. A Claude Code started in the
+// workspace outside the sandbox (on the host, where no lock-down holds
+// project hooks) runs them, so the sandbox holds them read-only. A word
+// is a path when it starts with the project's directory
+// ($CLAUDE_PROJECT_DIR/, ${CLAUDE_PROJECT_DIR}/, or written out) or is
+// relative and holds a "/". Only files count: a directory named as an
+// argument (a formatter's target) stays writable; a missing path counts
+// when it is the program a command starts with and is named through the
+// project's directory or written out, so that it cannot appear.
+// A settings file that does not parse names nothing, since Claude Code
+// does not load it either. The paths are workspace-relative and sorted.
+func ProjectCommandFiles(ws string) ([]string, error) {
+	var commands []string
+	for _, name := range []string{"settings.json", "settings.local.json"} {
+		b, err := readFile(filepath.Join(ws, ".claude", name))
+		if err != nil {
+			return nil, err
+		}
+		std, err := hujson.Standardize(b)
+		if len(bytes.TrimSpace(b)) == 0 || err != nil {
+			continue
+		}
+		var settings map[string]json.RawMessage
+		if json.Unmarshal(std, &settings) == nil {
+			commands = append(commands, settingsCommands(settings)...)
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range commands {
+		program := true // the first word that is not NAME=VALUE
+		for _, word := range shellWords(c) {
+			name, value, assignment := strings.Cut(word, "=")
+			candidates := []string{word}
+			if assignment && !strings.Contains(name, "/") {
+				candidates = append(candidates, value)
+			}
+			for _, w := range candidates {
+				p := projectPath(w, ws)
+				if p == "" || p == ws || !within(ws, p) {
+					continue
+				}
+				fi, err := os.Lstat(p)
+				missing := errors.Is(err, fs.ErrNotExist)
+				if (err != nil && !missing) || (err == nil && fi.IsDir()) || (missing && (!program || !strings.HasPrefix(w, "$") && !filepath.IsAbs(w))) {
+					continue
+				}
+				rel, _ := filepath.Rel(ws, p)
+				if !seen[rel] {
+					seen[rel] = true
+					out = append(out, rel)
+				}
+			}
+			if !assignment || strings.Contains(name, "/") {
+				program = false
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// projectPath returns word as an absolute clean path when it is a path in
+// the project at ws (see ProjectCommandFiles), else "".
+func projectPath(word, ws string) string {
+	for _, prefix := range []string{"$CLAUDE_PROJECT_DIR/", "${CLAUDE_PROJECT_DIR}/"} {
+		if rest, ok := strings.CutPrefix(word, prefix); ok {
+			return filepath.Join(ws, rest)
+		}
+	}
+	if filepath.IsAbs(word) {
+		return filepath.Clean(word)
+	}
+	if !strings.Contains(word, "/") || strings.HasPrefix(word, "$") || strings.HasPrefix(word, "~") {
+		return ""
+	}
+	return filepath.Join(ws, word)
+}
+
 // commandPaths are the files below ~/.claude that commands name, sorted,
 // but for those the policy holds itself: a word, or the value of a
 // NAME=VALUE word, written out as a path.

@@ -215,8 +215,14 @@ func protectedPaths(c *Conf, s SessionEnv, ws string) ([]protectedPath, error) {
 	for _, p := range derived {
 		protect = append(protect, protectedPath{p, "named by the dev container's configuration: a rebuild runs it"})
 	}
-	return protect, err
+	commands, cerr := ProjectCommandFiles(ws)
+	for _, p := range commands {
+		protect = append(protect, protectedPath{p, whyProjectCommand})
+	}
+	return protect, errors.Join(err, cerr)
 }
+
+const whyProjectCommand = "the project's Claude settings name it as a command: a Claude Code started here outside the sandbox runs it"
 
 // allowWrites checks each allow-write and allow-write-executable line and
 // returns where the sandbox can write: the workspace and the paths
