@@ -2,10 +2,8 @@ package warden
 
 import (
 	"os"
-	"os/exec"
 	"runtime"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -161,49 +159,11 @@ func TestReleaseAtLeast(t *testing.T) {
 // launcher exits. The filter's task is a child process (this test binary
 // again, as TestWardenChild), which hands its listener over and exits.
 func TestServeEndsWithTheSandbox(t *testing.T) {
-	if err := KernelSupports(); err != nil {
-		t.Skipf("SKIPPING: %v", err)
-	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	child := exec.Command(os.Args[0], "-test.run=^TestWardenChild$")
-	child.Env = append(os.Environ(), "WARDEN_TEST_CHILD=1")
-	child.ExtraFiles = []*os.File{os.NewFile(uintptr(fds[1]), "child")}
+	child, fd := helperProcess(t, "TestWardenChild", "WARDEN_TEST_CHILD=1")
 	if out, err := child.CombinedOutput(); err != nil {
 		t.Fatalf("the child could not install the filter: %v\n%s", err, out)
 	}
-	child.ExtraFiles[0].Close()
-	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(fds[0], buf, oob, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		t.Fatalf("no listener arrived: %v", err)
-	}
-	got, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(got) != 1 {
-		t.Fatalf("no listener arrived: %v", err)
-	}
-	defer unix.Close(got[0])
-	w, err := New(got[0], Rules{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan struct{})
-	go func() {
-		w.Serve()
-		close(served)
-	}()
-	select {
-	case <-served:
-	case <-time.After(time.Minute):
-		t.Fatal("the workers still receive a minute after the filter's last task ended")
-	}
+	serve(t, wardenOf(t, child, fd))()
 }
 
 // TestWardenChild is the child of TestServeEndsWithTheSandbox: it installs
@@ -213,17 +173,7 @@ func TestWardenChild(t *testing.T) {
 		t.Skip("the child of TestServeEndsWithTheSandbox")
 	}
 	runtime.LockOSThread()
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	listener, err := Install()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// This thread's sendmsg would wait for a warden: another thread sends.
-	sent := make(chan error)
-	go func() { sent <- unix.Sendmsg(3, []byte{0}, unix.UnixRights(listener), nil, 0) }()
-	if err := <-sent; err != nil {
-		t.Fatal(err)
+	if code := installAndSend(); code != 0 {
+		t.Fatalf("installing the filter and sending its listener failed at step %d", code-1)
 	}
 }
