@@ -138,7 +138,7 @@ func argvCmd(fs *flag.FlagSet, e env) func([]string) int {
 			fmt.Fprintf(stderr, "claude-sandbox: %s is missing; should it appear, the sandbox may not write in it: %s\n", r.Path, r.Why)
 		}
 		for _, f := range pr.Plan.CommandFiles {
-			fmt.Fprintf(stderr, "claude-sandbox: %s, which ~/.claude/settings.json names as a command, is missing; a launch creates it empty and read-only\n", f)
+			fmt.Fprintf(stderr, "claude-sandbox: %s, which the user's Claude settings name as a command, is missing; a launch creates it empty and read-only\n", f)
 		}
 		if *explain {
 			for _, line := range pr.Plan.Explain() {

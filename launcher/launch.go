@@ -482,7 +482,7 @@ func homeParts(home string, plan *sandbox.Plan) []homePart {
 	}
 	for _, p := range plan.CommandFiles {
 		parts = append(parts, homePart{path: filepath.Dir(p), dir: true},
-			homePart{path: p, mode: 0o644, why: ", which ~/.claude/settings.json names as a command, to hold it read-only"})
+			homePart{path: p, mode: 0o644, why: ", which the user's Claude settings name as a command, to hold it read-only"})
 	}
 	parts = append(parts, homePart{path: filepath.Join(home, ".claude.json"), content: "{}\n", mode: 0o600})
 	for _, rel := range sandbox.ClaudeOwnState() {

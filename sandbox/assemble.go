@@ -183,7 +183,7 @@ func readOnlyHome(home string, commands []string) []homePath {
 	out := append([]homePath{}, claudeReadOnly...)
 	for _, p := range commands {
 		rel, _ := filepath.Rel(home, p)
-		out = append(out, homePath{rel, "~/.claude/settings.json names it in a command, which a Claude Code outside the sandbox runs too", true})
+		out = append(out, homePath{rel, "the user's Claude settings (~/.claude/settings.json, settings.local.json) name it in a command, which a Claude Code outside the sandbox runs too", true})
 	}
 	return out
 }

@@ -117,16 +117,31 @@ var commandKeys = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExpor
 	"otelHeadersHelper", "processWrapper", "proxyAuthHelper", "statusLine", "subagentStatusLine"}
 
 // ClaudeCommandFiles are the files under ~/.claude that the user's
-// settings name as commands: a status line script, hook scripts kept
-// outside ~/.claude/hooks, a helper. ~/.claude is writable inside, and a
-// Claude Code outside the sandbox (another container sharing ~/.claude)
-// runs them, so the sandbox holds them read-only. The settings file is
-// itself read-only inside, so what it names is the user's choice. Only
-// paths written out in a command count (~/, $HOME/, ${HOME}/ or the home's
-// absolute path); a settings file that does not parse names nothing,
-// since Claude Code does not load it either.
+// settings, and the home's local settings as a project's, name as
+// commands: a status line script, hook scripts kept outside
+// ~/.claude/hooks, a helper. ~/.claude is writable inside, and a Claude
+// Code outside the sandbox (another container sharing ~/.claude, one
+// started in the home) runs them, so the sandbox holds them read-only. The
+// settings files are themselves read-only inside, so what they name is the
+// user's choice. Only paths written out in a command count (~/, $HOME/,
+// ${HOME}/ or the home's absolute path).
 func ClaudeCommandFiles(home string) ([]string, error) {
-	b, err := readFile(filepath.Join(home, ".claude/settings.json"))
+	var commands []string
+	for _, name := range []string{"settings.json", "settings.local.json"} {
+		more, err := claudeSettingsCommands(filepath.Join(home, ".claude", name))
+		if err != nil {
+			return nil, err
+		}
+		commands = append(commands, more...)
+	}
+	return commandPaths(home, commands), nil
+}
+
+// claudeSettingsCommands are the commands a Claude settings file names; a
+// missing, empty or unparsable file names none, since Claude Code does not
+// load it either.
+func claudeSettingsCommands(path string) ([]string, error) {
+	b, err := readFile(path)
 	if err != nil || len(bytes.TrimSpace(b)) == 0 {
 		return nil, err
 	}
@@ -138,7 +153,7 @@ func ClaudeCommandFiles(home string) ([]string, error) {
 	if json.Unmarshal(std, &settings) != nil {
 		return nil, nil
 	}
-	return commandPaths(home, settingsCommands(settings)), nil
+	return settingsCommands(settings), nil
 }
 
 // ProjectCommandFiles are the files in the workspace that the project's
@@ -152,25 +167,16 @@ func ClaudeCommandFiles(home string) ([]string, error) {
 // ($CLAUDE_PROJECT_DIR/, ${CLAUDE_PROJECT_DIR}/, or written out) or is
 // relative and holds a "/". Only files count: a directory named as an
 // argument (a formatter's target) stays writable; a missing path counts
-// when it is the program a command starts with and is named through the
-// project's directory or written out, so that it cannot appear.
-// A settings file that does not parse names nothing, since Claude Code
-// does not load it either. The paths are workspace-relative and sorted.
+// when it is the program a command starts with, so that it cannot appear.
+// The paths are workspace-relative and sorted.
 func ProjectCommandFiles(ws string) ([]string, error) {
 	var commands []string
 	for _, name := range []string{"settings.json", "settings.local.json"} {
-		b, err := readFile(filepath.Join(ws, ".claude", name))
+		more, err := claudeSettingsCommands(filepath.Join(ws, ".claude", name))
 		if err != nil {
 			return nil, err
 		}
-		std, err := hujson.Standardize(b)
-		if len(bytes.TrimSpace(b)) == 0 || err != nil {
-			continue
-		}
-		var settings map[string]json.RawMessage
-		if json.Unmarshal(std, &settings) == nil {
-			commands = append(commands, settingsCommands(settings)...)
-		}
+		commands = append(commands, more...)
 	}
 	seen := map[string]bool{}
 	var out []string
@@ -189,7 +195,7 @@ func ProjectCommandFiles(ws string) ([]string, error) {
 				}
 				fi, err := os.Lstat(p)
 				missing := errors.Is(err, fs.ErrNotExist)
-				if (err != nil && !missing) || (err == nil && fi.IsDir()) || (missing && (!program || !strings.HasPrefix(w, "$") && !filepath.IsAbs(w))) {
+				if (err != nil && !missing) || (err == nil && fi.IsDir()) || (missing && !program) {
 					continue
 				}
 				rel, _ := filepath.Rel(ws, p)
