@@ -126,34 +126,35 @@ var commandKeys = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExpor
 // user's choice. Only paths written out in a command count (~/, $HOME/,
 // ${HOME}/ or the home's absolute path).
 func ClaudeCommandFiles(home string) ([]string, error) {
-	var commands []string
-	for _, name := range []string{"settings.json", "settings.local.json"} {
-		more, err := claudeSettingsCommands(filepath.Join(home, ".claude", name))
-		if err != nil {
-			return nil, err
-		}
-		commands = append(commands, more...)
+	commands, err := claudeSettingsCommands(home)
+	if err != nil {
+		return nil, err
 	}
 	return commandPaths(home, commands), nil
 }
 
-// claudeSettingsCommands are the commands a Claude settings file names; a
-// missing, empty or unparsable file names none, since Claude Code does not
-// load it either.
-func claudeSettingsCommands(path string) ([]string, error) {
-	b, err := readFile(path)
-	if err != nil || len(bytes.TrimSpace(b)) == 0 {
-		return nil, err
+// claudeSettingsCommands are the commands that the Claude settings of the
+// project at dir (.claude/settings.json and settings.local.json; for the
+// home, the user's settings and the home's local ones) name; a missing,
+// empty or unparsable file names none, since Claude Code does not load it
+// either.
+func claudeSettingsCommands(dir string) ([]string, error) {
+	var commands []string
+	for _, name := range []string{"settings.json", "settings.local.json"} {
+		b, err := readFile(filepath.Join(dir, ".claude", name))
+		if err != nil {
+			return nil, err
+		}
+		std, err := hujson.Standardize(b)
+		if len(bytes.TrimSpace(b)) == 0 || err != nil {
+			continue
+		}
+		var settings map[string]json.RawMessage
+		if json.Unmarshal(std, &settings) == nil {
+			commands = append(commands, settingsCommands(settings)...)
+		}
 	}
-	std, err := hujson.Standardize(b)
-	if err != nil {
-		return nil, nil
-	}
-	var settings map[string]json.RawMessage
-	if json.Unmarshal(std, &settings) != nil {
-		return nil, nil
-	}
-	return settingsCommands(settings), nil
+	return commands, nil
 }
 
 // ProjectCommandFiles are the files in the workspace that the project's
@@ -170,13 +171,9 @@ func claudeSettingsCommands(path string) ([]string, error) {
 // when it is the program a command starts with, so that it cannot appear.
 // The paths are workspace-relative and sorted.
 func ProjectCommandFiles(ws string) ([]string, error) {
-	var commands []string
-	for _, name := range []string{"settings.json", "settings.local.json"} {
-		more, err := claudeSettingsCommands(filepath.Join(ws, ".claude", name))
-		if err != nil {
-			return nil, err
-		}
-		commands = append(commands, more...)
+	commands, err := claudeSettingsCommands(ws)
+	if err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
 	var out []string
