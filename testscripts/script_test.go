@@ -12,6 +12,7 @@
 package testscripts
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -338,6 +339,8 @@ func setup(env *testscript.Env) error {
 			env.Setenv("HOSTENV_"+name, v)
 		}
 	}
+	// How many calls each run of warden_answers_live makes.
+	env.Setenv("STRESS_CALLS", cmp.Or(os.Getenv("CLAUDE_SANDBOX_STRESS_CALLS"), "40000"))
 	env.Setenv("WORK_ID", fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
 	return nil
 }

@@ -203,8 +203,9 @@ func Install() (int, error) {
 	}
 }
 
-// MinKernel is the oldest Linux whose seccomp notifications can install a
-// descriptor as a call's answer in one step (SECCOMP_ADDFD_FLAG_SEND).
+// MinKernel is the oldest Linux the warden runs on. Its calls need 5.9
+// (installing a descriptor in a task); the floor stays where the product
+// has always drawn it, since nothing here tests an older kernel (ADR 0029).
 var MinKernel = [2]int{5, 14}
 
 // KernelSupports reports whether the running kernel can host the warden.

@@ -180,11 +180,11 @@ func ServeHelper(fd int) error {
 				if err := unix.Fchdir(fds[1]); err != nil {
 					errno = errnoOf(err)
 				} else {
-					errno = rawSockCall(unix.SYS_BIND, fds[0], addr)
+					errno = rawBind(fds[0], addr)
 				}
 				binds.Unlock()
 			case op == helperBind:
-				errno = rawSockCall(unix.SYS_BIND, fds[0], addr)
+				errno = rawBind(fds[0], addr)
 			case op == helperConnect:
 				errno = rawSockCall(unix.SYS_CONNECT, fds[0], addr)
 			case op == helperSend:

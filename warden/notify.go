@@ -37,12 +37,20 @@ type notifAddfd struct {
 	newfdFlags uint32
 }
 
+// ioctl makes one of the listener's calls, again when a signal interrupted
+// it: each of the calls below, interrupted, has done nothing (ADR 0029), so
+// none is lost or made twice by trying again.
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) (uintptr, error) {
-	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(arg))
-	if errno != 0 {
+	for {
+		r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(arg))
+		switch errno {
+		case 0:
+			return r, nil
+		case unix.EINTR:
+			continue
+		}
 		return 0, errno
 	}
-	return r, nil
 }
 
 // receive waits for the next notification.
@@ -70,15 +78,25 @@ func answer(listener int, id uint64, val int64, errno unix.Errno) error {
 	return err
 }
 
-// answerFD installs fd in the task as the system call's result, atomically
-// with the answer.
+// answerFD installs fd in the task and then answers with the number the
+// task got, in two steps and never in one (SECCOMP_ADDFD_FLAG_SEND): the
+// kernel marks a one-step answer given before the task has taken the
+// descriptor, and when a signal interrupts the warden's wait for that, it
+// withdraws the descriptor but not the answer, and the task's call returns
+// 0, its standard input, as if it were the file (ADR 0029). Installed
+// first, a descriptor interrupted on its way is withdrawn or taken, never
+// half: the install is tried again, and the answer names what the task
+// holds.
 func answerFD(listener int, id uint64, fd int, cloexec bool) error {
-	a := notifAddfd{id: id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd)}
+	a := notifAddfd{id: id, srcfd: uint32(fd)}
 	if cloexec {
 		a.newfdFlags = unix.O_CLOEXEC
 	}
-	_, err := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a))
-	return err
+	got, err := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a))
+	if err != nil {
+		return err
+	}
+	return answer(listener, id, int64(got), 0)
 }
 
 // notifSetFlags is SECCOMP_IOCTL_NOTIF_SET_FLAGS (Linux 6.6), which

@@ -344,7 +344,7 @@ func (w *Warden) walkerFor(t *task) (*walker, error) {
 func (w *Warden) bind(s *socket, addr []byte) unix.Errno {
 	a, ok := parseUnix(addr)
 	if s.domain != unix.AF_UNIX || !ok {
-		return rawSockCall(unix.SYS_BIND, s.fd, addr)
+		return rawBind(s.fd, addr)
 	}
 	if a.abstract {
 		switch w.abstractRoute(addr[3:]) {
@@ -352,7 +352,7 @@ func (w *Warden) bind(s *socket, addr []byte) unix.Errno {
 			_, errno := w.helperCall(helperBind, s, []int{s.fd}, addr, nil, 0)
 			return errno
 		case direct:
-			return rawSockCall(unix.SYS_BIND, s.fd, addr)
+			return rawBind(s.fd, addr)
 		}
 		return unix.EPERM
 	}
@@ -709,6 +709,19 @@ func rawSockCall(nr uintptr, fd int, addr []byte) unix.Errno {
 	}
 	_, _, errno := unix.Syscall(nr, uintptr(fd), uintptr(p), uintptr(len(addr)))
 	return errno
+}
+
+// rawBind binds fd to addr exactly as given. A bind a signal interrupted
+// has made nothing (a path's file is unlinked again): it is made again,
+// since the signal came to the warden or the helper, whose Go runtimes
+// signal their own threads, and not to the task, which would get EINTR from
+// no signal of its own.
+func rawBind(fd int, addr []byte) unix.Errno {
+	for {
+		if errno := rawSockCall(unix.SYS_BIND, fd, addr); errno != unix.EINTR {
+			return errno
+		}
+	}
 }
 
 // rawSendmsg sends one message, with name and control exactly as given.

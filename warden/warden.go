@@ -121,6 +121,7 @@ type Warden struct {
 	sockets  ownSockets
 	siblings *siblingSockets // nil unless Rules.Siblings
 	helper   *helperClient
+	stop     sync.Once // fatal's
 }
 
 // New prepares a warden for rules. The rule directories are looked up now;
@@ -281,9 +282,13 @@ func (w *Warden) ended() bool {
 
 // fatal stops the warden: every further call of the sandbox fails (the
 // kernel answers ENOSYS once the listener is gone), never passes.
+// The listener is closed once: closed twice, its number could meanwhile
+// name another of the launcher's descriptors.
 func (w *Warden) fatal(err error) {
-	fmt.Fprintf(os.Stderr, "claude-sandbox: the warden stopped: %v\n", err)
-	unix.Close(w.listener)
+	w.stop.Do(func() {
+		fmt.Fprintf(os.Stderr, "claude-sandbox: the warden stopped: %v\n", err)
+		unix.Close(w.listener)
+	})
 }
 
 // dropCapabilities clears the calling thread's effective capabilities, which
@@ -329,26 +334,40 @@ func (w *Warden) handle(n *notif, r *turn) {
 		}
 	}
 	if c == nil || c.decode == nil {
-		answer(w.listener, n.id, 0, unix.ENOSYS)
+		w.deliver(n.id, answer(w.listener, n.id, 0, unix.ENOSYS))
 		return
 	}
 	t := &task{tid: int(n.pid), id: n.id, turn: r}
 	req := c.decode(n.args)
 	if req.op >= opBind {
 		val, errno := w.socketCall(n, t, req)
-		answer(w.listener, n.id, val, errno)
+		w.deliver(n.id, answer(w.listener, n.id, val, errno))
 		return
 	}
 	fd, errno := w.carryOut(n, t, req)
 	if errno == 0 && fd >= 0 {
 		err := answerFD(w.listener, n.id, fd, req.flags&unix.O_CLOEXEC != 0)
 		unix.Close(fd)
-		if err == nil {
+		if err != unix.EMFILE { // the task's descriptor table is full: say so
+			w.deliver(n.id, err)
 			return
 		}
-		errno = unix.EMFILE // the task's descriptor table is full
+		errno = unix.EMFILE
 	}
-	answer(w.listener, n.id, 0, errno)
+	w.deliver(n.id, answer(w.listener, n.id, 0, errno))
+}
+
+// deliver judges how an answer went. ENOENT, ESRCH: the task is gone
+// (killed, or on a kernel before 5.19 interrupted by a signal, when its
+// call starts again as a new notification): nobody waits for it. Anything else means
+// the warden answered a call twice or not at all, and a task may wait
+// forever or hold what it did not ask for: the warden stops, and every
+// further call of the sandbox fails.
+func (w *Warden) deliver(id uint64, err error) {
+	if err == nil || err == unix.ENOENT || err == unix.ESRCH {
+		return
+	}
+	w.fatal(fmt.Errorf("answering call %d: %w", id, err))
 }
 
 var callTable = calls()
