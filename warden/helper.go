@@ -114,7 +114,9 @@ func (w *Warden) helperCall(op byte, s *socket, fds []int, addr, data []byte, fl
 	c := make(chan helperResult, 1)
 	h.waiting.Store(id, c)
 	h.mu.Lock()
-	err := unix.Sendmsg(h.fd, encodeHelperRequest(op, id, flags, addr, data), unix.UnixRights(fds...), nil, 0)
+	err := retryEINTR(func() error {
+		return unix.Sendmsg(h.fd, encodeHelperRequest(op, id, flags, addr, data), unix.UnixRights(fds...), nil, 0)
+	})
 	h.mu.Unlock()
 	if err != nil {
 		h.waiting.Delete(id)
@@ -198,9 +200,25 @@ func ServeHelper(fd int) error {
 			out = binary.NativeEndian.AppendUint32(out, uint32(errno))
 			out = binary.NativeEndian.AppendUint64(out, uint64(val))
 			writes.Lock()
-			_, _ = unix.Write(fd, out)
+			err := retryEINTR(func() error { _, err := unix.Write(fd, out); return err })
 			writes.Unlock()
+			if err != nil {
+				// An answer that cannot be sent would leave its call
+				// waiting: the helper ends instead, and every call
+				// waiting for it fails.
+				_ = unix.Shutdown(fd, unix.SHUT_RDWR)
+			}
 		}()
+	}
+}
+
+// retryEINTR makes call again while a signal interrupts it: a record of
+// the helper's socket is sent whole or not at all.
+func retryEINTR(call func() error) error {
+	for {
+		if err := call(); err != unix.EINTR {
+			return err
+		}
 	}
 }
 
