@@ -38,6 +38,11 @@ func unixSocketsOwn(f *facts) (string, error) {
 	if err := datagramToOwn(filepath.Join(dir, "dgram.sock")); err != nil {
 		return "", fmt.Errorf("a datagram to a socket bound in /tmp: %v", err)
 	}
+	// The warden binds through the socket helper, to whose kernel
+	// /proc/self is the helper (ADR 0031).
+	if err := bindProcSelf(dir); !errors.Is(err, unix.EPERM) {
+		return "", fmt.Errorf("a bind through /proc/self/root: %v, not the warden's EPERM", err)
+	}
 	network := map[bool]string{true: "network = allowlist", false: "network = open"}[private]
 	abstract := "an abstract name works"
 	err = echoOnce("unix", fmt.Sprintf("@claude-sandbox-verify-%d", os.Getpid()))
@@ -53,7 +58,18 @@ func unixSocketsOwn(f *facts) (string, error) {
 	default:
 		abstract = "an abstract name refused (EPERM)"
 	}
-	return fmt.Sprintf("bind, listen and connect in /tmp and a datagram work, %s with %s; %s", abstract, network, doctor.UnixSocketMode()), nil
+	return fmt.Sprintf("bind, listen and connect in /tmp and a datagram work, a bind through /proc/self refused, %s with %s; %s", abstract, network, doctor.UnixSocketMode()), nil
+}
+
+// bindProcSelf binds a socket in dir by a name through /proc/self/root,
+// and reports how it went.
+func bindProcSelf(dir string) error {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Bind(fd, &unix.SockaddrUnix{Name: "/proc/self/root" + dir + "/via-proc.sock"})
 }
 
 // echoOnce listens on addr, connects to it and reads what the listener

@@ -175,8 +175,8 @@ func ServeHelper(fd int) error {
 			var errno unix.Errno
 			switch {
 			case op == helperBind && len(fds) == 2:
-				// A path: from the task's working directory, with its
-				// umask (flags).
+				// A path: from the directory the warden's walk started
+				// at, with the task's umask (flags).
 				binds.Lock()
 				unix.Umask(flags)
 				if err := unix.Fchdir(fds[1]); err != nil {

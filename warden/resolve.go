@@ -21,6 +21,9 @@ type walker struct {
 	root  int // O_PATH descriptor of the task's root
 	self  func() (tgid, tid string, err error)
 	links int
+	// viaProc says the walk followed a name /proc means for the asker
+	// alone (self, thread-self, a process's fd/N, cwd, root).
+	viaProc bool
 }
 
 const maxLinks = 40 // the kernel's limit on links followed in one lookup
@@ -200,6 +203,7 @@ func (w *walker) step(cur int, c string, procPID *string) (next int, target stri
 	if (c == "self" || c == "thread-self" || isDigits(c)) && onProc(cur) && isProcRoot(cur) {
 		switch c {
 		case "self", "thread-self":
+			w.viaProc = true
 			tgid, tid, err := w.self()
 			if err != nil {
 				return -1, "", isFile, err
@@ -241,6 +245,7 @@ func (w *walker) step(cur int, c string, procPID *string) (next int, target stri
 // followed by the kernel, but only in the task's own PID directory: the
 // warden may open what another process holds where the task may not.
 func (w *walker) procLink(dir int, c, procPID string) (int, string, found, error) {
+	w.viaProc = true
 	l, err := unix.Openat(dir, c, pathFlags, 0)
 	if err != nil {
 		return -1, "", isFile, err

@@ -31,33 +31,57 @@ import (
 
 // A sockID is a socket file: its inode, and its birth time, so that an inode
 // number freed and given to a socket made outside later is not mistaken for
-// the sandbox's.
+// a sibling's (siblings.go: the registry outlives this warden).
 type sockID struct {
 	dev, ino uint64
 	born     unix.StatxTimestamp
 }
 
+// ownSockets are the socket files the sandbox bound, each held open (O_PATH)
+// while it has a name: a held inode cannot be freed and given to another
+// file, so its device and inode number alone name it, on file systems
+// without birth times too.
 type ownSockets struct {
 	// names is held for writing from a bind until its file is recorded,
 	// and for reading by every link and rename: neither can put another
 	// file under the name meanwhile.
 	names      sync.RWMutex
 	mu         sync.Mutex
-	files      map[sockID]bool
+	files      map[fileID]int
 	privateNet bool
 	scoped     bool // the helper reaches abstract names under Landlock's scope
+	diag       sockDiag
 }
 
-func (o *ownSockets) add(id sockID) {
+// add records the socket file fd (O_PATH), which it keeps. Files no name
+// leads to any more are let go first: no path can reach them.
+func (o *ownSockets) add(fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		unix.Close(fd)
+		return
+	}
 	o.mu.Lock()
-	o.files[id] = true
-	o.mu.Unlock()
+	defer o.mu.Unlock()
+	for id, held := range o.files {
+		var h unix.Stat_t
+		if unix.Fstat(held, &h) != nil || h.Nlink == 0 {
+			unix.Close(held)
+			delete(o.files, id)
+		}
+	}
+	id := fileID{uint64(st.Dev), st.Ino}
+	if old, ok := o.files[id]; ok {
+		unix.Close(old)
+	}
+	o.files[id] = fd
 }
 
 func (o *ownSockets) has(id sockID) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.files[id]
+	_, ok := o.files[fileID{id.dev, id.ino}]
+	return ok
 }
 
 // statSock returns the identity of the file fd names (an O_PATH
@@ -378,6 +402,11 @@ func (w *Warden) bind(s *socket, addr []byte) unix.Errno {
 	if r.dir < 0 {
 		return unix.EADDRINUSE // a process's fd/N: it exists
 	}
+	if wk.viaProc {
+		// The helper's kernel would read /proc/self, and a process's
+		// fd/N, cwd and root, as the helper's, not the task's.
+		return w.refuseBind(r, "a unix socket bound through a name of /proc, which would mean the socket helper, not the task, to the kernel")
+	}
 	if e := w.check(r); e != 0 {
 		return e
 	}
@@ -385,25 +414,45 @@ func (w *Warden) bind(s *socket, addr []byte) unix.Errno {
 	if err != nil {
 		return errnoOf(err)
 	}
-	cwd, err := s.task.dir(atFDCWD)
-	if err != nil {
-		return errnoOf(err)
-	}
-	defer unix.Close(cwd)
-	// The helper binds with the task's own address, from its working
-	// directory: the kernel keeps the address as given. No link, rename or
-	// symbolic link is made meanwhile, so the name it makes is the one the
-	// walk checked.
+	// The helper binds with the task's own address (the kernel keeps it as
+	// given), from the very descriptor the walk started at. No link, rename
+	// or symbolic link is made meanwhile, and the name must be free (as
+	// the kernel's bind demands), so the file it makes is the one the walk
+	// checked; whether it is, the kernel says after (boundAt).
 	w.sockets.names.Lock()
 	defer w.sockets.names.Unlock()
-	if _, e := w.helperCall(helperBind, s, []int{s.fd, cwd}, addr, nil, int(umask)); e != 0 {
+	var st unix.Stat_t
+	if err := unix.Fstatat(r.dir, r.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != unix.ENOENT {
+		return unix.EADDRINUSE
+	}
+	from := start
+	if from < 0 {
+		from = wk.root
+	}
+	if _, e := w.helperCall(helperBind, s, []int{s.fd, from}, addr, nil, int(umask)); e != 0 {
 		return e
 	}
-	if id, isSock, err := statSock(r.dir, r.name, 0); err == nil && isSock {
-		w.sockets.add(id)
+	file, ok := w.boundAt(s, r)
+	if !ok {
+		// Bound elsewhere than checked, by a race with the outside: the
+		// socket can never be reached, nor send (a bound socket cannot be
+		// unbound, but one shut down refuses every connect and datagram).
+		_ = unix.Shutdown(s.fd, unix.SHUT_RDWR)
+		return w.refuseBind(r, "a unix socket the kernel bound elsewhere than where the warden checked")
+	}
+	if id, _, err := statSock(file, "", unix.AT_EMPTY_PATH); err == nil {
 		w.siblings.record(r.dir, id)
 	}
+	w.sockets.add(file)
 	return 0
+}
+
+// refuseBind reports a refused bind at r, and answers EPERM.
+func (w *Warden) refuseBind(r resolved, why string) unix.Errno {
+	if w.Refused != nil {
+		w.Refused(fdPath(r.dir)+"/"+r.name, why)
+	}
+	return unix.EPERM
 }
 
 // peer opens the socket file a path names, for a connect or send: only one

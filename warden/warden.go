@@ -129,7 +129,7 @@ type Warden struct {
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
 	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, paths: append([]PathRule{}, r.Paths...), inNamed: map[string]map[string]string{},
-		sockets: ownSockets{files: map[sockID]bool{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
+		sockets: ownSockets{files: map[fileID]int{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
 	if r.Helper != nil {
 		w.helper = newHelperClient(int(r.Helper.Fd()))
 	}
