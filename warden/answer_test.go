@@ -31,11 +31,7 @@ func TestEveryAnswerReachesItsTask(t *testing.T) {
 	}
 	if os.Getenv("WARDEN_TEST_STRESS_HELPER") == "1" {
 		runtime.LockOSThread()
-		var caps [2]unix.CapUserData
-		if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &caps[0]); err != nil {
-			os.Exit(6)
-		}
-		if code := installAndSend(); code != 0 {
+		if code := installUncapped(); code != 0 {
 			os.Exit(code)
 		}
 		// Forked from this thread, the stressing process has the filter.
@@ -80,14 +76,7 @@ func TestEveryAnswerReachesItsTask(t *testing.T) {
 	}()
 	go func() { // signals at the launcher's threads
 		defer noise.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Microsecond):
-				unix.Kill(os.Getpid(), unix.SIGURG)
-			}
-		}
+		signalSelf(stop, 20*time.Microsecond)
 	}()
 	ended := serve(t, w)
 	err := helper.Wait()
@@ -112,16 +101,7 @@ func stressNames(dir string) int {
 	var report sync.Mutex
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	go func() { // the task's own signals
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Microsecond):
-				unix.Kill(os.Getpid(), unix.SIGURG)
-			}
-		}
-	}()
+	go signalSelf(stop, 50*time.Microsecond) // the task's own signals
 	for th := range threads {
 		wg.Add(1)
 		go func() {
@@ -155,4 +135,18 @@ func stressNames(dir string) int {
 		return 1
 	}
 	return 0
+}
+
+// signalSelf sends this process SIGURG, which the Go runtime takes for a
+// preemption request, every interval until stop is closed: the signal
+// lands on any of its threads.
+func signalSelf(stop <-chan struct{}, every time.Duration) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(every):
+			unix.Kill(os.Getpid(), unix.SIGURG)
+		}
+	}
 }

@@ -37,13 +37,7 @@ func TestServeEndsWithTheLastTask(t *testing.T) {
 func TestTotalsCountEachCall(t *testing.T) {
 	if dir := os.Getenv("WARDEN_TEST_MKDIR"); dir != "" {
 		runtime.LockOSThread()
-		// No capabilities, as in the sandbox: the warden, which drops its
-		// own, could not open /proc/PID/root of a task that has some.
-		var caps [2]unix.CapUserData
-		if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &caps[0]); err != nil {
-			os.Exit(6)
-		}
-		if code := installAndSend(); code != 0 {
+		if code := installUncapped(); code != 0 {
 			os.Exit(code)
 		}
 		if err := unix.Mkdir(dir, 0o755); err != nil {
@@ -95,6 +89,17 @@ func installAndSend() int {
 		return 4
 	}
 	return 0
+}
+
+// installUncapped is installAndSend without any capability first, as in
+// the sandbox: the warden, which drops its own, could not open
+// /proc/PID/root of a task that has some.
+func installUncapped() int {
+	var caps [2]unix.CapUserData
+	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &caps[0]); err != nil {
+		return 6
+	}
+	return installAndSend()
 }
 
 // helperProcess is this test binary run again as the helper of test, with
