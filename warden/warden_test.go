@@ -88,6 +88,9 @@ func installAndSend() int {
 	if err := <-sent; err != nil {
 		return 4
 	}
+	// As init does: the warden's copy is then the only one, and once it
+	// is closed the kernel fails every call (ENOSYS) instead of holding it.
+	unix.Close(l)
 	return 0
 }
 
