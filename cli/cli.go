@@ -21,6 +21,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/installer"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/promote"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -130,25 +131,28 @@ func argvCmd(fs *flag.FlagSet, e env) func([]string) int {
 			launcher.PrintRefusal(e.stderr, err)
 			return launcher.ExitRefused
 		}
+		// The plan names paths in the workspace and what their git
+		// configuration says, which a session chose: each line is escaped,
+		// so an element or a rule stays one line.
 		stdout, stderr := e.stdout, e.stderr
 		for _, r := range pr.Plan.NameRules {
-			fmt.Fprintf(stderr, "claude-sandbox: in %s the sandbox may not create or write %s: %s\n", r.Dir, strings.Join(r.Names, ", "), r.Why)
+			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: in %s the sandbox may not create or write %s: %s", r.Dir, strings.Join(r.Names, ", "), r.Why)))
 		}
 		for _, r := range pr.Plan.PathRules {
-			fmt.Fprintf(stderr, "claude-sandbox: %s is missing; should it appear, the sandbox may not write in it: %s\n", r.Path, r.Why)
+			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: %s is missing; should it appear, the sandbox may not write in it: %s", r.Path, r.Why)))
 		}
 		for _, f := range pr.Plan.CommandFiles {
-			fmt.Fprintf(stderr, "claude-sandbox: %s, which the user's Claude settings name as a command, is missing; a launch creates it empty and read-only\n", f)
+			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: %s, which the user's Claude settings name as a command, is missing; a launch creates it empty and read-only", f)))
 		}
 		if *explain {
 			for _, line := range pr.Plan.Explain() {
-				fmt.Fprintln(stdout, line)
+				fmt.Fprintln(stdout, termtext.Escape(line))
 			}
 			return 0
 		}
 		fmt.Fprintln(stdout, pr.Bwrap)
 		for _, a := range append(append(pr.Plan.RedactedArgs(), "--"), pr.Plan.Command...) {
-			fmt.Fprintln(stdout, a)
+			fmt.Fprintln(stdout, termtext.Escape(a))
 		}
 		return 0
 	}
