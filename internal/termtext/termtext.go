@@ -20,7 +20,12 @@
 //
 // Nothing else is escaped, so the escaped text reads back unambiguously:
 // it is the body of a Go string literal whose double quotes were left as
-// they are. JSON escapes the same characters for its output.
+// they are.
+//
+// Lines does the same for the text of a file shown line by line (a diff),
+// but keeps its newlines, tabs and backslashes, which are its layout and
+// its code. JSON escapes the same characters in JSON text, as JSON spells
+// them.
 package termtext
 
 import (
@@ -32,9 +37,19 @@ import (
 )
 
 // Escape returns s with every character a terminal would act on, or that
-// would hide or reorder the text around it, escaped.
-func Escape(s string) string {
-	if clean(s) {
+// would hide or reorder the text around it, escaped: for a name, a line, a
+// message.
+func Escape(s string) string { return escape(s, false) }
+
+// Lines returns the text s of a file with every character Escape escapes
+// escaped, but for the newlines that end its lines, its tabs and its
+// backslashes, which stay as they are. The file's own text may then look
+// like an escape: what Lines returns is for reading, not for reading back.
+func Lines(s string) string { return escape(s, true) }
+
+// escape is Escape, or with layout Lines.
+func escape(s string, layout bool) string {
+	if clean(s, layout) {
 		return s
 	}
 	var b strings.Builder
@@ -44,6 +59,8 @@ func Escape(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case layout && keptInLines(r):
+			b.WriteRune(r)
 		case r == '\\':
 			b.WriteString(`\\`)
 		case r == '\t':
@@ -108,9 +125,15 @@ func unsafeRune(r rune) bool {
 	return unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }
 
-// clean reports whether Escape would return s as it is.
-func clean(s string) bool {
+// keptInLines are the characters Lines keeps and Escape escapes.
+func keptInLines(r rune) bool { return r == '\n' || r == '\t' || r == '\\' }
+
+// clean reports whether escape would return s as it is.
+func clean(s string, layout bool) bool {
 	for i, r := range s {
+		if layout && keptInLines(r) {
+			continue
+		}
 		if r == '\\' || unsafeRune(r) || (r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD")) {
 			return false
 		}

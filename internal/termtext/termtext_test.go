@@ -75,6 +75,48 @@ func FuzzEscape(f *testing.F) {
 	})
 }
 
+func TestLines(t *testing.T) {
+	for _, tt := range []struct {
+		why, in, want string
+	}{
+		{"a file's layout and code stay", "{\n\t\"cmd\": \"echo \\\"hi\\\"\"\n}\n", "{\n\t\"cmd\": \"echo \\\"hi\\\"\"\n}\n"},
+		{"letters of other scripts", "café 日本語\n", "café 日本語\n"},
+		{"OSC 0 and OSC 52", "a\x1b]0;t\x07\x1b]52;c;ZQ==\x07\n", `a\x1b]0;t\x07\x1b]52;c;ZQ==\x07` + "\n"},
+		{"CSI", "\x1b[2A\x1b[2K", `\x1b[2A\x1b[2K`},
+		{"carriage return: a line overwritten", "safe\revil\n", `safe\revil` + "\n"},
+		{"DEL, C1 CSI", "\x7f\u009b2J", `\x7f\u009b2J`},
+		{"an invalid byte", "a\xffb", `a\xffb`},
+		{"bidi override and isolate", "x\u202Ey\u2066z", `x\u202ey\u2066z`},
+		{"line separator", "a\u2028b", `a\u2028b`},
+		{"tag character", "a\U000E0041", `a\U000e0041`},
+	} {
+		if got := Lines(tt.in); got != tt.want {
+			t.Errorf("%s: Lines(%q) = %q, want %q", tt.why, tt.in, got, tt.want)
+		}
+	}
+}
+
+// What Lines returns holds nothing a terminal acts on but newlines and tabs.
+func FuzzLines(f *testing.F) {
+	for _, tt := range escapes {
+		f.Add(tt.in)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Lines(s)
+		if !utf8.ValidString(got) {
+			t.Fatalf("Lines(%q) = %q, not UTF-8", s, got)
+		}
+		for _, r := range got {
+			if unsafeRune(r) && r != '\n' && r != '\t' {
+				t.Fatalf("Lines(%q) = %q holds %U", s, got, r)
+			}
+		}
+		if strings.Count(got, "\n") != strings.Count(s, "\n") {
+			t.Fatalf("Lines(%q) = %q: its lines are not the file's", s, got)
+		}
+	})
+}
+
 func TestJSON(t *testing.T) {
 	type denial struct{ Path, Reason string }
 	for _, tt := range escapes {
