@@ -359,7 +359,9 @@ func featureOptions(given map[string][]string) map[string]any {
 }
 
 // promoteCmd runs promote, or with --check reports drift: exit 0 when the
-// target is current, 1 when it differs, 2 when it cannot be checked.
+// target is current, 1 when it differs, 2 when it cannot be checked. The
+// target is untrusted (a session may have written it): its errors, which
+// name its entries and quote its files, are escaped.
 func promoteCmd(fs *flag.FlagSet, e env) func([]string) int {
 	var o promote.Options
 	var check bool
@@ -379,7 +381,7 @@ func promoteCmd(fs *flag.FlagSet, e env) func([]string) int {
 			return promoteCheck(target, o, e.stdout, e.stderr)
 		}
 		if err := promote.Promote(target, o, e.stdout); err != nil {
-			fmt.Fprintf(e.stderr, "claude-sandbox promote: %v\n", err)
+			fmt.Fprintf(e.stderr, "claude-sandbox promote: %s\n", termtext.Escape(err.Error()))
 			return 1
 		}
 		return 0
@@ -394,7 +396,7 @@ func promoteCheck(target string, o promote.Options, stdout, stderr io.Writer) in
 	current, err := promote.Check(target, stdout)
 	switch {
 	case err != nil:
-		fmt.Fprintf(stderr, "claude-sandbox promote --check: %v\n", err)
+		fmt.Fprintf(stderr, "claude-sandbox promote --check: %s\n", termtext.Escape(err.Error()))
 		return 2
 	case !current:
 		return 1
