@@ -464,9 +464,12 @@ func denialsCmd(fs *flag.FlagSet, e env) func([]string) int {
 			return 1
 		}
 		if *asJSON {
-			enc := json.NewEncoder(e.stdout)
+			// JSON escapes the controls in what the sandbox chose, and
+			// termtext.JSON the rest a terminal acts on; the values read
+			// back the same.
 			for _, d := range ds {
-				_ = enc.Encode(d)
+				line, _ := json.Marshal(d) // strings, an int and a time always marshal
+				e.stdout.Write(termtext.JSON(append(line, '\n')))
 			}
 			return 0
 		}
