@@ -21,6 +21,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/installer"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/promote"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -130,25 +131,28 @@ func argvCmd(fs *flag.FlagSet, e env) func([]string) int {
 			launcher.PrintRefusal(e.stderr, err)
 			return launcher.ExitRefused
 		}
+		// The plan names paths in the workspace and what their git
+		// configuration says, which a session chose: each line is escaped,
+		// so an element or a rule stays one line.
 		stdout, stderr := e.stdout, e.stderr
 		for _, r := range pr.Plan.NameRules {
-			fmt.Fprintf(stderr, "claude-sandbox: in %s the sandbox may not create or write %s: %s\n", r.Dir, strings.Join(r.Names, ", "), r.Why)
+			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: in %s the sandbox may not create or write %s: %s", r.Dir, strings.Join(r.Names, ", "), r.Why)))
 		}
 		for _, r := range pr.Plan.PathRules {
-			fmt.Fprintf(stderr, "claude-sandbox: %s is missing; should it appear, the sandbox may not write in it: %s\n", r.Path, r.Why)
+			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: %s is missing; should it appear, the sandbox may not write in it: %s", r.Path, r.Why)))
 		}
 		for _, f := range pr.Plan.CommandFiles {
-			fmt.Fprintf(stderr, "claude-sandbox: %s, which the user's Claude settings name as a command, is missing; a launch creates it empty and read-only\n", f)
+			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: %s, which the user's Claude settings name as a command, is missing; a launch creates it empty and read-only", f)))
 		}
 		if *explain {
 			for _, line := range pr.Plan.Explain() {
-				fmt.Fprintln(stdout, line)
+				fmt.Fprintln(stdout, termtext.Escape(line))
 			}
 			return 0
 		}
 		fmt.Fprintln(stdout, pr.Bwrap)
 		for _, a := range append(append(pr.Plan.RedactedArgs(), "--"), pr.Plan.Command...) {
-			fmt.Fprintln(stdout, a)
+			fmt.Fprintln(stdout, termtext.Escape(a))
 		}
 		return 0
 	}
@@ -355,7 +359,9 @@ func featureOptions(given map[string][]string) map[string]any {
 }
 
 // promoteCmd runs promote, or with --check reports drift: exit 0 when the
-// target is current, 1 when it differs, 2 when it cannot be checked.
+// target is current, 1 when it differs, 2 when it cannot be checked. The
+// target is untrusted (a session may have written it): its errors, which
+// name its entries and quote its files, are escaped.
 func promoteCmd(fs *flag.FlagSet, e env) func([]string) int {
 	var o promote.Options
 	var check bool
@@ -375,7 +381,7 @@ func promoteCmd(fs *flag.FlagSet, e env) func([]string) int {
 			return promoteCheck(target, o, e.stdout, e.stderr)
 		}
 		if err := promote.Promote(target, o, e.stdout); err != nil {
-			fmt.Fprintf(e.stderr, "claude-sandbox promote: %v\n", err)
+			fmt.Fprintf(e.stderr, "claude-sandbox promote: %s\n", termtext.Escape(err.Error()))
 			return 1
 		}
 		return 0
@@ -390,7 +396,7 @@ func promoteCheck(target string, o promote.Options, stdout, stderr io.Writer) in
 	current, err := promote.Check(target, stdout)
 	switch {
 	case err != nil:
-		fmt.Fprintf(stderr, "claude-sandbox promote --check: %v\n", err)
+		fmt.Fprintf(stderr, "claude-sandbox promote --check: %s\n", termtext.Escape(err.Error()))
 		return 2
 	case !current:
 		return 1
@@ -458,9 +464,12 @@ func denialsCmd(fs *flag.FlagSet, e env) func([]string) int {
 			return 1
 		}
 		if *asJSON {
-			enc := json.NewEncoder(e.stdout)
+			// JSON escapes the controls in what the sandbox chose, and
+			// termtext.JSON the rest a terminal acts on; the values read
+			// back the same.
 			for _, d := range ds {
-				_ = enc.Encode(d)
+				line, _ := json.Marshal(d) // strings, an int and a time always marshal
+				e.stdout.Write(termtext.JSON(append(line, '\n')))
 			}
 			return 0
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
+	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 )
@@ -31,7 +32,9 @@ type Finding struct {
 }
 
 // Print writes one line per finding (and a fix line under each failure). It
-// returns the number of failures.
+// returns the number of failures. A finding can name paths in the
+// workspace and quote files a session wrote (the launch's refusal), so
+// each is escaped (termtext).
 func Print(w io.Writer, findings []Finding) int {
 	failures := 0
 	for _, f := range findings {
@@ -40,9 +43,9 @@ func Print(w io.Writer, findings []Finding) int {
 			mark = "FAIL"
 			failures++
 		}
-		fmt.Fprintf(w, "%s  %s: %s\n", mark, f.Name, f.Detail)
+		fmt.Fprintf(w, "%s  %s: %s\n", mark, termtext.Escape(f.Name), termtext.Escape(f.Detail))
 		if !f.OK && f.Fix != "" {
-			fmt.Fprintf(w, "      fix: %s\n", f.Fix)
+			fmt.Fprintf(w, "      fix: %s\n", termtext.Escape(f.Fix))
 		}
 	}
 	return failures

@@ -23,3 +23,14 @@ func TestProcMasked(t *testing.T) {
 		}
 	}
 }
+
+// A finding's name, detail and fix are escaped: a refusal quoting a name a
+// session chose stays on its line, and no control reaches the terminal.
+func TestPrintEscapes(t *testing.T) {
+	var b strings.Builder
+	Print(&b, []Finding{{Name: "launch\x1b[2A", Detail: "/w/x\x1b]0;title\x07\nok    forged", Fix: "rm /w/\u202eevil\u009b2J"}})
+	want := "FAIL  launch\\x1b[2A: /w/x\\x1b]0;title\\x07\\nok    forged\n      fix: rm /w/\\u202eevil\\u009b2J\n"
+	if b.String() != want {
+		t.Errorf("Print wrote %q, want %q", b.String(), want)
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 )
 
 // Denial is one refused destination, or one name the warden refused to
@@ -54,8 +56,11 @@ func (l *Log) RecordPath(path, reason string) {
 }
 
 func (l *Log) write(d Denial) {
-	// Strings, an int and a current time always marshal.
+	// Strings, an int and a current time always marshal. The host and the
+	// path are the sandbox's choice: JSON escapes the controls in them,
+	// termtext.JSON what else a terminal showing the file would act on.
 	line, _ := json.Marshal(d)
+	line = termtext.JSON(line)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.append(append(line, '\n')); err != nil && !l.reported && l.Errors != nil {
@@ -106,7 +111,10 @@ func Recent(path string, n int) ([]Denial, error) {
 	return ds[len(ds)-min(len(ds), max(n, 0)):], nil
 }
 
-// WriteDenials prints denials as a table, times in local time.
+// WriteDenials prints denials as a table, times in local time. The
+// sandbox chose the hosts and paths (and the reasons quote them), so every
+// field is escaped (termtext): a refusal stays one row, and nothing in it
+// reaches the terminal as a command.
 func WriteDenials(w io.Writer, ds []Denial) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tREFUSED\tREASON\tWORKSPACE")
@@ -115,7 +123,7 @@ func WriteDenials(w io.Writer, ds []Denial) {
 		if dest == "" {
 			dest = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Time.Local().Format(time.DateTime), dest, d.Reason, d.Workspace)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Time.Local().Format(time.DateTime), termtext.Escape(dest), termtext.Escape(d.Reason), termtext.Escape(d.Workspace))
 	}
 	tw.Flush()
 }

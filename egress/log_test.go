@@ -120,3 +120,45 @@ func TestWriteDenials(t *testing.T) {
 		t.Errorf("WriteDenials wrote\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// What the sandbox chose (a host, a path, a reason quoting one, a
+// workspace) is escaped in the table: each refusal stays one row, and no
+// control reaches the terminal.
+func TestWriteDenialsEscapes(t *testing.T) {
+	var b strings.Builder
+	WriteDenials(&b, []Denial{
+		{Time: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), Host: "x\u202egnp.exe\u009b2J.test", Port: 443, Reason: "not in the allowlist\x1b[2K", Workspace: "/w/\x1b]0;title\x07"},
+		{Time: time.Date(2025, 3, 4, 5, 6, 8, 0, time.UTC), Path: "/w/a\nclaude-sandbox: forged/.git", Reason: "git would obey it", Workspace: "/w"},
+	})
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 3 || strings.ContainsAny(b.String(), "\x1b\x07\u202e\u009b") {
+		t.Fatalf("WriteDenials wrote %q: a row split or a control left raw", b.String())
+	}
+	for i, want := range []string{`x\u202egnp.exe\u009b2J.test:443`, `not in the allowlist\x1b[2K`, `/w/\x1b]0;title\x07`} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("row %q lacks field %d, %s", lines[1], i, want)
+		}
+	}
+	if !strings.Contains(lines[2], `/w/a\nclaude-sandbox: forged/.git`) {
+		t.Errorf("row %q lacks the path escaped", lines[2])
+	}
+}
+
+// The log holds what a terminal acts on as JSON escapes, and reads back
+// the same.
+func TestLogEscapesForTheTerminal(t *testing.T) {
+	l := &Log{Path: filepath.Join(t.TempDir(), "denials.log"), Workspace: "/w"}
+	path := "/w/x\x1b]52;c;ZQ==\x07\u009b2J\u202e/.git"
+	l.RecordPath(path, "refused")
+	data, err := os.ReadFile(l.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.ContainsAny(data, "\x1b\x07\u202e\u009b") {
+		t.Errorf("the log holds a control raw: %q", data)
+	}
+	ds, err := Recent(l.Path, 1)
+	if err != nil || len(ds) != 1 || ds[0].Path != path {
+		t.Errorf("Recent = %+v (%v), want the path %q", ds, err, path)
+	}
+}

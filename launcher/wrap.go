@@ -23,7 +23,7 @@ func Wrap(p Paths, args, environ []string, stderr io.Writer) int {
 	}
 	bin, err := claudeBinary(args[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "claude-sandbox: %s refuses %s: %v\n", layout.WrapperName, args[0], err)
+		PrintRefusal(stderr, fmt.Errorf("%s refuses %s: %w", layout.WrapperName, args[0], err))
 		return ExitRefused
 	}
 	if _, ok := envlist.Lookup(environ, sandbox.BackgroundRoleVar); ok && Inside() {

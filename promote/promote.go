@@ -21,6 +21,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/features"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 	"github.com/claude-sandbox/claude-sandbox/jsonc"
 )
 
@@ -133,13 +134,15 @@ func Check(root string, out io.Writer) (current bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	// The target and what its files say (a pin, a version) may be a
+	// session's: each line is escaped (termtext).
 	if len(p.drift) == 0 {
-		fmt.Fprintf(out, "claude-sandbox promote --check: %s is current with claude-sandbox %s\n", root, p.version)
+		fmt.Fprintf(out, "claude-sandbox promote --check: %s is current with claude-sandbox %s\n", termtext.Escape(root), p.version)
 		return true, nil
 	}
-	fmt.Fprintf(out, "claude-sandbox promote --check: %s differs from claude-sandbox %s:\n", root, p.version)
+	fmt.Fprintf(out, "claude-sandbox promote --check: %s differs from claude-sandbox %s:\n", termtext.Escape(root), p.version)
 	for _, d := range p.drift {
-		fmt.Fprintf(out, "  %s\n", d)
+		fmt.Fprintf(out, "  %s\n", termtext.Escape(d))
 	}
 	return false, nil
 }
@@ -158,7 +161,8 @@ func (p *plan) print(out io.Writer) {
 	}
 	for _, w := range p.writes {
 		fmt.Fprintf(out, "would write %s (%s)\n", w.path, w.what)
-		out.Write(diff.Diff(w.path, w.old, w.path+" (promoted)", w.new))
+		// The old lines are the target's: a session may have written them.
+		io.WriteString(out, termtext.Lines(string(diff.Diff(w.path, w.old, w.path+" (promoted)", w.new))))
 	}
 }
 

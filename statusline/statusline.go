@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 )
 
 // input is the part of Claude Code's status line input used here.
@@ -39,7 +41,9 @@ func Render(inside bool, network, home string, stdin io.Reader, stdout io.Writer
 		parts[0] = "🔒 sandboxed"
 	}
 	if dir != "" {
-		parts = append(parts, dir)
+		// A directory a session may have named: Claude Code shows the line
+		// as printed, escape sequences and all, so it is escaped (termtext).
+		parts = append(parts, termtext.Escape(dir))
 	}
 	if inside {
 		parts = append(parts, "network "+network)

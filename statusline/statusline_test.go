@@ -17,6 +17,7 @@ func TestRender(t *testing.T) {
 		{"current_dir when there is no project_dir", "", `{"workspace":{"current_dir":"/srv/app"}}`, true, "🔒 sandboxed · /srv/app · network open"},
 		{"cwd last", "", `{"cwd":"/srv/app"}`, false, "⚠ NOT SANDBOXED (start Claude with `claude`) · /srv/app"},
 		{"no input", "", ``, true, "🔒 sandboxed · network open"},
+		{"a directory a session named", "/home/dev", `{"workspace":{"current_dir":"/home/dev/x\u001b]0;title\u0007\nforged\u202e\u009b2J"}}`, true, `🔒 sandboxed · ~/x\x1b]0;title\x07\nforged\u202e\u009b2J · network open`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out strings.Builder

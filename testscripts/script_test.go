@@ -286,6 +286,7 @@ func commands(t *testing.T) map[string]func(ts *testscript.TestScript, neg bool,
 		"serve-echo":           serveEcho,
 		"serve-upstream-proxy": serveUpstreamProxy,
 		"serve-standin":        serveStandin,
+		"hostile":              hostile,
 	}
 }
 

@@ -11,10 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
 )
 
@@ -61,17 +61,12 @@ func runAll(f *facts) []Result {
 	for _, c := range checks {
 		detail, err := c.run(f)
 		if err != nil {
-			out = append(out, Result{ID: c.id, Detail: oneLine(err.Error())})
+			out = append(out, Result{ID: c.id, Detail: err.Error()})
 		} else {
-			out = append(out, Result{ID: c.id, OK: true, Detail: oneLine(detail)})
+			out = append(out, Result{ID: c.id, OK: true, Detail: detail})
 		}
 	}
 	return out
-}
-
-// oneLine keeps a detail on its table row.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 func failures(results []Result) int {
@@ -84,6 +79,10 @@ func failures(results []Result) int {
 	return n
 }
 
+// writeTable prints the results as a table. A detail names paths in the
+// workspace, which a session chose, and may span lines (an error that
+// lists several), so it is escaped (termtext): it stays on its row, and
+// nothing in it reaches the terminal as a command.
 func writeTable(w io.Writer, results []Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "check\tresult\tdetail")
@@ -92,13 +91,15 @@ func writeTable(w io.Writer, results []Result) {
 		if !r.OK {
 			result = "FAIL"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, result, r.Detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, result, termtext.Escape(r.Detail))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d checks, %d failed\n", len(results), failures(results))
 }
 
+// writeJSON prints the results as JSON, with what a terminal would act on
+// in a detail escaped as JSON spells it (termtext.JSON).
 func writeJSON(w io.Writer, results []Result) {
 	b, _ := json.MarshalIndent(results, "", "  ") // a slice of plain structs always marshals
-	fmt.Fprintf(w, "%s\n", b)
+	fmt.Fprintf(w, "%s\n", termtext.JSON(b))
 }

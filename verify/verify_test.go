@@ -3,6 +3,7 @@ package verify
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"regexp"
 	"strings"
@@ -50,17 +51,38 @@ func TestWriteJSON(t *testing.T) {
 	}
 }
 
-func TestRunAllKeepsDetailsOnOneLine(t *testing.T) {
+// A detail that spans lines, or names a path a session chose, stays on
+// its row, escaped; the JSON holds it as the check said it.
+func TestDetailsStayOnTheirRow(t *testing.T) {
 	saved := checks
 	defer func() { checks = saved }()
 	checks = []check{
 		{"holds", func(*facts) (string, error) { return "a\nb\tc", nil }},
-		{"fails", func(*facts) (string, error) { return "", os.ErrPermission }},
+		{"fails", func(*facts) (string, error) { return "", errors.New("/w/x\x1b]0;title\x07\u202e") }},
 	}
 	got := runAll(&facts{})
-	want := []Result{{ID: "holds", OK: true, Detail: "a b c"}, {ID: "fails", Detail: "permission denied"}}
+	want := []Result{{ID: "holds", OK: true, Detail: "a\nb\tc"}, {ID: "fails", Detail: "/w/x\x1b]0;title\x07\u202e"}}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("runAll = %+v, want %+v", got, want)
+	}
+	var b bytes.Buffer
+	writeTable(&b, got)
+	wantTable := `check  result  detail
+holds  ok      a\nb\tc
+fails  FAIL    /w/x\x1b]0;title\x07\u202e
+2 checks, 1 failed
+`
+	if b.String() != wantTable {
+		t.Errorf("writeTable:\n%s\nwant:\n%s", b.String(), wantTable)
+	}
+	b.Reset()
+	writeJSON(&b, got)
+	var back []Result
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back) != 2 || back[0] != want[0] || back[1] != want[1] {
+		t.Errorf("writeJSON reads back as %+v (%v), want %+v", back, err, want)
+	}
+	if strings.ContainsAny(b.String(), "\x1b\x07\u202e") {
+		t.Errorf("writeJSON = %s, holds a character a terminal acts on", b.String())
 	}
 }
 
