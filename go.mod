@@ -13,6 +13,7 @@ require (
 	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	go.yaml.in/yaml/v4 v4.0.0-rc.3
 	golang.org/x/sys v0.50.0
+	golang.org/x/text v0.17.0
 )
 
 require (
@@ -35,6 +36,5 @@ require (
 	github.com/spf13/cast v1.7.0 // indirect
 	golang.org/x/crypto v0.26.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/text v0.17.0 // indirect
 	golang.org/x/tools v0.49.0 // indirect
 )

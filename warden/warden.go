@@ -26,14 +26,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
 	"golang.org/x/sys/unix"
 )
 
 // A Name is a name never created outside the sandbox's own file systems.
+// Every name of the rules is refused in all the spellings a file system
+// could take for it (foldname.Same, ADR 0033).
 type Name struct {
-	Name     string
-	FoldCase bool // also refused in any mix of upper and lower case
-	Why      string
+	Name string
+	Why  string
 }
 
 // A DirRule refuses Names directly in the directory Dir.
@@ -91,6 +93,9 @@ type Rules struct {
 
 type fileID struct{ dev, ino uint64 }
 
+// A namedEntry is a name refused in every directory named dir.
+type namedEntry struct{ dir, name, why string }
+
 // A dirRule is a DirRule with its directory held open.
 type dirRule struct {
 	DirRule
@@ -110,7 +115,7 @@ type Warden struct {
 	private map[uint64]bool
 	dirs    map[fileID]dirRule
 	paths   []PathRule
-	inNamed map[string]map[string]string // directory name, then entry name: why
+	inNamed []namedEntry
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
 	Refused func(path, why string)
@@ -128,7 +133,7 @@ type Warden struct {
 // one that does not exist is an error, because its names could then be
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
-	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, paths: append([]PathRule{}, r.Paths...), inNamed: map[string]map[string]string{},
+	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, paths: append([]PathRule{}, r.Paths...),
 		sockets: ownSockets{files: map[fileID]int{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
 	if r.Helper != nil {
 		w.helper = newHelperClient(int(r.Helper.Fd()))
@@ -141,12 +146,9 @@ func New(listener int, r Rules) (*Warden, error) {
 		w.siblings = s
 	}
 	for _, d := range r.InNamedDirs {
-		if w.inNamed[d.Dir] == nil {
-			w.inNamed[d.Dir] = map[string]string{}
-		}
 		for _, n := range d.Names {
 			// A refusal is known by its reason: none may be empty.
-			w.inNamed[d.Dir][n] = cmp.Or(d.Why, "a program outside obeys it")
+			w.inNamed = append(w.inNamed, namedEntry{d.Dir, n, cmp.Or(d.Why, "a program outside obeys it")})
 		}
 	}
 	for i := range w.paths {
@@ -511,7 +513,7 @@ func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno
 	}
 	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok {
 		for _, n := range r.Names {
-			if n == name {
+			if foldname.Same(n, name) {
 				return r.Why, unix.EROFS
 			}
 		}
@@ -523,7 +525,7 @@ func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno
 	}
 	if !w.private[st.Dev] {
 		for _, n := range w.outside {
-			if n.Name == name || (n.FoldCase && strings.EqualFold(n.Name, name)) {
+			if foldname.Same(n.Name, name) {
 				return n.Why, unix.EPERM
 			}
 		}
@@ -993,20 +995,22 @@ func (w *Warden) truncate(wk *walker, start int, path string, length int64) unix
 // path: there an empty directory may be made, and nothing else.
 func (w *Warden) underPathRule(p string) (why string, onTheWay bool) {
 	for _, r := range w.paths {
-		if p == r.Path || strings.HasPrefix(p, r.Path+"/") {
+		if foldname.SamePath(r.Path, p) || foldname.Under(r.Path, p) {
 			return r.Why, false
 		}
 	}
 	if len(w.inNamed) > 0 {
 		comps := strings.Split(p, "/")
 		for i := 0; i+1 < len(comps); i++ {
-			if why := w.inNamed[comps[i]][comps[i+1]]; why != "" {
-				return why, false
+			for _, e := range w.inNamed {
+				if foldname.Same(e.dir, comps[i]) && foldname.Same(e.name, comps[i+1]) {
+					return e.why, false
+				}
 			}
 		}
 	}
 	for _, r := range w.paths {
-		if strings.HasPrefix(r.Path, p+"/") {
+		if foldname.Under(p, r.Path) {
 			return r.Why, true
 		}
 	}

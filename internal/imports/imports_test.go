@@ -39,7 +39,7 @@ var forbidden = []struct {
 }
 
 // leaves import nothing of this module but other leaves.
-var leaves = []string{"internal/layout", "internal/hostaddr", "internal/envlist", "internal/procstatus", "internal/mountinfo", "internal/atomicfile"}
+var leaves = []string{"internal/layout", "internal/hostaddr", "internal/envlist", "internal/procstatus", "internal/mountinfo", "internal/atomicfile", "internal/foldname"}
 
 // deps are the packages of this module that pkg links, directly or not,
 // for this GOOS and GOARCH, relative to the module path.

@@ -1,0 +1,79 @@
+package foldname
+
+import "testing"
+
+func TestSame(t *testing.T) {
+	for _, c := range []struct {
+		ruled, name string
+		same        bool
+	}{
+		{".git", ".git", true},
+		{".git", ".GIT", true},
+		{".git", ".Git", true},
+		{"commondir", "COMMONDIR", true},
+		{"settings.json", "Settings.json", true},
+		{"hooks", "hoo\u212as", true}, // KELVIN SIGN folds to k
+		{".git", ".g\u0130t", false},  // dotted capital I folds to i and a combining dot
+		{"tasks.json", "TASKS.JSON", true},
+		{".git", ".g\u200cit", true},      // ZERO WIDTH NON-JOINER, ignored by HFS+
+		{".git", "\ufeff.git", true},      // ZERO WIDTH NO-BREAK SPACE
+		{".git", ".gi\u206ft", true},      // NOMINAL DIGIT SHAPES
+		{".git", ".gi\u200bt", false},     // ZERO WIDTH SPACE is not ignored
+		{"caf\u00e9", "cafe\u0301", true}, // composed and decomposed é
+		{"caf\u00e9", "CAFE\u0301", true},
+		{"caf\u00e9", "cafe", false},
+		{"stra\u00dfe", "STRASSE", true}, // full folding: ß is ss
+		{".git", ".git.", true},          // Windows strips trailing dots
+		{".git", ".git . .", true},       // and spaces
+		{".git", "git", false},
+		{".git", ".gitx", false},
+		{".git", ".git/", false},
+		{".git", "GIT~1", true}, // 8.3 short names
+		{".git", "git~12", true},
+		{".git", "GI~3", true},
+		{".git", "GIT~", false},
+		{".git", "GIT~A", false},
+		{".git", "GIT~1.X", false},
+		{".git", "GIT1", false},
+		{".devcontainer", "DEVCON~1", true},
+		{".devcontainer", "DEVCONTA~1", false},
+		{".devcontainer", "DE1F3A~5", true}, // two characters and a hash
+		{".devcontainer", "DE1G3A~5", false},
+		{".devcontainer", "XY1F3A~5", false},
+		{".mcp.json", "MCP~1.JSO", true},
+		{".mcp.json", "MCP~1", false},
+		{"settings.json", "SETTIN~2.JSO", true},
+		{"settings.json", "SETTIN~2.JS", false},
+		{".claude", "CLAUDE~1", true},
+		{".", "..", false},
+		{"..", ".", false},
+		{".git", "", false},
+	} {
+		if got := Same(c.ruled, c.name); got != c.same {
+			t.Errorf("Same(%q, %q) = %v, want %v", c.ruled, c.name, got, c.same)
+		}
+	}
+}
+
+func TestSamePathAndUnder(t *testing.T) {
+	for _, c := range []struct {
+		ruled, p    string
+		same, under bool
+	}{
+		{"/ws/.vscode", "/ws/.vscode", true, false},
+		{"/ws/.vscode", "/ws/.VSCODE", true, false},
+		{"/ws/.vscode", "/ws/.vscode/tasks.json", false, true},
+		{"/ws/.vscode", "/ws/.VSCode./x/y", false, true},
+		{"/ws/.vscode", "/WS/.vscode", true, false}, // the workspace's own path is folded too: it only widens
+		{"/ws/.vscode", "/ws/.vscodex/tasks.json", false, false},
+		{"/ws/.vscode", "/ws", false, false},
+		{"/ws/.vscode", "/ws/.vscode/", false, true},
+	} {
+		if got := SamePath(c.ruled, c.p); got != c.same {
+			t.Errorf("SamePath(%q, %q) = %v, want %v", c.ruled, c.p, got, c.same)
+		}
+		if got := Under(c.ruled, c.p); got != c.under {
+			t.Errorf("Under(%q, %q) = %v, want %v", c.ruled, c.p, got, c.under)
+		}
+	}
+}
