@@ -1,6 +1,10 @@
 package foldname
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestSame(t *testing.T) {
 	for _, c := range []struct {
@@ -75,5 +79,26 @@ func TestSamePathAndUnder(t *testing.T) {
 		if got := Under(c.ruled, c.p); got != c.under {
 			t.Errorf("Under(%q, %q) = %v, want %v", c.ruled, c.p, got, c.under)
 		}
+	}
+}
+
+func TestFolds(t *testing.T) {
+	dir := t.TempDir()
+	if folds, how := Folds(dir); folds || how != "cannot tell: no entry has a letter to look up in another case" {
+		t.Errorf("Folds(empty) = %v, %q", folds, how)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if folds, how := Folds(dir); folds || how != "Makefile is not found as mAKEFILE" {
+		t.Errorf("Folds(case-sensitive) = %v, %q", folds, how)
+	}
+	// A file system that folds case finds the same file by the other
+	// name; a link is what the test can make of that here.
+	if err := os.Link(filepath.Join(dir, "Makefile"), filepath.Join(dir, "mAKEFILE")); err != nil {
+		t.Fatal(err)
+	}
+	if folds, how := Folds(dir); !folds || how != "Makefile is found as mAKEFILE" {
+		t.Errorf("Folds(folding) = %v, %q", folds, how)
 	}
 }
