@@ -52,8 +52,6 @@ func Under(dir, p string) bool {
 	return len(comps) == n+1 && SamePath(dir, strings.Join(comps[:n], "/"))
 }
 
-var folder = cases.Fold()
-
 // key is the form of a name that its other spellings share: without the
 // code points HFS+ ignores, case-folded (full Unicode folding, which
 // covers the simple folding NTFS and ext4 use), canonically decomposed
@@ -76,7 +74,9 @@ func key(name string) string {
 		}
 		return r
 	}, name)
-	name = norm.NFD.String(folder.String(norm.NFD.String(name)))
+	// A Caser keeps state between calls: the warden's workers fold at
+	// once, so each fold has its own.
+	name = norm.NFD.String(cases.Fold().String(norm.NFD.String(name)))
 	return strings.TrimRight(name, ". ")
 }
 
