@@ -265,7 +265,8 @@ func TestRefuse(t *testing.T) {
 	// A path rule: on the way to its path only an empty directory may be
 	// made; at and below it nothing.
 	w.private = map[uint64]bool{}
-	w.paths = []PathRule{{Path: filepath.Join(ws, ".claude/settings.json"), Why: "settings"}}
+	settings := filepath.Join(ws, ".claude/settings.json")
+	w.paths = []pathRule{{PathRule{Path: settings, Why: "settings"}, pathKeys(settings)}}
 	for _, tc := range []struct {
 		name     string
 		emptyDir bool
@@ -296,7 +297,7 @@ func TestRefuse(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.inNamed = []namedEntry{{".git", "commondir", "git"}}
+	w.inNamed = map[string]map[string]string{".git": {"commondir": "git"}}
 	for _, name := range []string{"commondir", "COMMONDIR", "CommonDir"} {
 		if _, errno := w.refuse(openPath(t, filepath.Join(ws, ".git")), name, false); errno != unix.EROFS {
 			t.Errorf("refuse(.git/%s) of a .git made since = %v, want EROFS", name, errno)

@@ -22,42 +22,28 @@ func Same(ruled, name string) bool {
 	if ruled == name {
 		return true
 	}
-	r, n := key(ruled), key(name)
-	if r == "" {
-		return false // "." and "..", never a rule's name
-	}
-	return r == n || shortName(r, n)
+	r := Key(ruled)
+	return r != "" && SameKey(r, Key(name)) // "" is the key of "." and "..", never a rule's name
 }
 
-// SamePath reports whether the slash-separated paths ruled and p name the
-// same file, component by component.
-func SamePath(ruled, p string) bool {
-	rs, ps := strings.Split(ruled, "/"), strings.Split(p, "/")
-	if len(rs) != len(ps) {
-		return false
-	}
-	for i := range rs {
-		if !Same(rs[i], ps[i]) {
-			return false
-		}
-	}
-	return true
+// SameKey is Same for the keys of two names, which a caller comparing one
+// name with many, or many with one, works out once. The empty key, the
+// first component of an absolute path, is the same only as itself.
+func SameKey(ruled, name string) bool {
+	return ruled == name || shortName(ruled, name)
 }
 
-// Under reports whether p is below dir: its first components are the same
-// as dir's.
-func Under(dir, p string) bool {
-	n := strings.Count(dir, "/") + 1
-	comps := strings.SplitN(p, "/", n+1)
-	return len(comps) == n+1 && SamePath(dir, strings.Join(comps[:n], "/"))
-}
+// Exact reports whether the only key SameKey takes key for is key itself
+// (it has no tilde, so it is no short name): a caller may then look it up
+// in a map of keys.
+func Exact(key string) bool { return !strings.Contains(key, "~") }
 
-// key is the form of a name that its other spellings share: without the
+// Key is the form of a name that its other spellings share: without the
 // code points HFS+ ignores, case-folded (full Unicode folding, which
 // covers the simple folding NTFS and ext4 use), canonically decomposed
 // (HFS+ stores names decomposed, APFS and ext4 compare them so), without
 // trailing dots and spaces.
-func key(name string) string {
+func Key(name string) string {
 	ascii := true
 	for i := 0; i < len(name); i++ {
 		if name[i] >= utf8.RuneSelf {

@@ -59,25 +59,17 @@ func TestSame(t *testing.T) {
 	}
 }
 
-func TestSamePathAndUnder(t *testing.T) {
+func TestExact(t *testing.T) {
 	for _, c := range []struct {
-		ruled, p    string
-		same, under bool
-	}{
-		{"/ws/.vscode", "/ws/.vscode", true, false},
-		{"/ws/.vscode", "/ws/.VSCODE", true, false},
-		{"/ws/.vscode", "/ws/.vscode/tasks.json", false, true},
-		{"/ws/.vscode", "/ws/.VSCode./x/y", false, true},
-		{"/ws/.vscode", "/WS/.vscode", true, false}, // the workspace's own path is folded too: it only widens
-		{"/ws/.vscode", "/ws/.vscodex/tasks.json", false, false},
-		{"/ws/.vscode", "/ws", false, false},
-		{"/ws/.vscode", "/ws/.vscode/", false, true},
-	} {
-		if got := SamePath(c.ruled, c.p); got != c.same {
-			t.Errorf("SamePath(%q, %q) = %v, want %v", c.ruled, c.p, got, c.same)
+		key   string
+		exact bool
+	}{{".git", true}, {"git~1", false}, {"settings.json", true}, {"settin~2.jso", false}} {
+		if got := Exact(c.key); got != c.exact {
+			t.Errorf("Exact(%q) = %v, want %v", c.key, got, c.exact)
 		}
-		if got := Under(c.ruled, c.p); got != c.under {
-			t.Errorf("Under(%q, %q) = %v, want %v", c.ruled, c.p, got, c.under)
+		// A key Exact passes is the same as no other rule's key.
+		if c.exact && SameKey(".git", c.key) != (c.key == ".git") {
+			t.Errorf("SameKey(.git, %q) is not key equality", c.key)
 		}
 	}
 }
