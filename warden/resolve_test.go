@@ -275,6 +275,7 @@ func TestRefuse(t *testing.T) {
 		{".claude", true, 0},
 		{".claude", false, unix.EROFS},
 		{".CLAUDE", false, unix.EROFS},
+		{"CLAUDE~1", false, unix.EROFS},
 		{".Claude", true, 0},
 		{".claudex", false, 0},
 	} {
@@ -298,7 +299,7 @@ func TestRefuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.inNamed = map[string]map[string]string{".git": {"commondir": "git"}}
-	for _, name := range []string{"commondir", "COMMONDIR", "CommonDir"} {
+	for _, name := range []string{"commondir", "COMMONDIR", "CommonDir", "COMMON~1", "commondir."} {
 		if _, errno := w.refuse(openPath(t, filepath.Join(ws, ".git")), name, false); errno != unix.EROFS {
 			t.Errorf("refuse(.git/%s) of a .git made since = %v, want EROFS", name, errno)
 		}
