@@ -182,10 +182,11 @@ func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
 			findings = append(findings, doctor.Allowlist(c))
 		}
 		findings = append(findings, doctor.UpstreamProxy(e.environ, c == nil || c.NetworkMode() == sandbox.NetworkAllowlist || c.CredentialMode() == sandbox.CredentialsProxy))
-		if _, err := launcher.Check(p, nil, e.environ); err != nil {
+		if checked, err := launcher.Check(p, nil, e.environ); err != nil {
 			findings = append(findings, doctor.Finding{Name: "launch from here", Detail: err.Error()})
 		} else {
-			findings = append(findings, doctor.Finding{OK: true, Name: "launch from here", Detail: "the policy builds for this directory"})
+			findings = append(findings, doctor.Finding{OK: true, Name: "launch from here", Detail: "the policy builds for this directory"},
+				doctor.WorkspaceCase(checked.Plan.Workspace))
 		}
 		if doctor.Print(e.stdout, findings) > 0 {
 			return 1

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
 	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
@@ -296,4 +297,17 @@ func UnixSocketMode() string {
 		return fmt.Sprintf("%s; abstract names its own by Landlock's scope (ABI %d)", own, abi)
 	}
 	return fmt.Sprintf("%s; abstract names only with network = allowlist, refused with network = open: scoping them needs Landlock ABI %d (Linux 6.12), and %s", own, warden.ScopeABI, why)
+}
+
+// WorkspaceCase says whether the workspace's file system finds a name in
+// another case (Docker Desktop's shares of a macOS or Windows folder, a
+// casefold directory), and how that was found. It is no failure: the
+// warden refuses every spelling of a protected name on any workspace
+// (ADR 0033).
+func WorkspaceCase(dir string) Finding {
+	folds, how := foldname.Folds(dir)
+	if folds {
+		return Finding{OK: true, Name: "workspace case", Detail: fmt.Sprintf("%s folds case (%s): the warden refuses every spelling of a protected name", dir, how)}
+	}
+	return Finding{OK: true, Name: "workspace case", Detail: fmt.Sprintf("%s is not known to fold case (%s)", dir, how)}
 }

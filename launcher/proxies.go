@@ -53,7 +53,7 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 		}}
 	}
 	for _, n := range pr.Plan.OutsideNames {
-		s.rules.Outside = append(s.rules.Outside, warden.Name{Name: n.Name, FoldCase: n.FoldCase, Why: n.Why})
+		s.rules.Outside = append(s.rules.Outside, warden.Name{Name: n.Name, Why: n.Why})
 	}
 	for _, r := range pr.Plan.NameRules {
 		s.rules.Dirs = append(s.rules.Dirs, warden.DirRule{Dir: r.Dir, Names: r.Names, Why: r.Why})

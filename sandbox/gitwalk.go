@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
 	"golang.org/x/sys/unix"
 )
 
@@ -80,7 +81,8 @@ func (w *walker) work() {
 				p = "/" + name
 			}
 			switch {
-			case name == ".git":
+			case foldname.Same(".git", name):
+				// git on a workspace that folds case finds ".GIT" as ".git".
 				found = append(found, gitEntry{p, kind})
 			case kind == unix.DT_DIR:
 				subdirs = append(subdirs, p)

@@ -28,6 +28,7 @@ func TestFindGitEntries(t *testing.T) {
 	mk("ws/vendor/lib/.git/hooks")
 	write("ws/sub/.git")
 	mk("ws/a/b/c/d/e/f/.git")
+	mk("ws/upper/.GIT")
 	mk("ws/node_modules/x/node_modules/y")
 	write("ws/node_modules/x/node_modules/y/.git")
 	mk("elsewhere/deep/.git")
@@ -60,6 +61,7 @@ func TestFindGitEntries(t *testing.T) {
 		"link ws/linked/.git",
 		"file ws/node_modules/x/node_modules/y/.git",
 		"file ws/sub/.git",
+		"dir ws/upper/.GIT",
 		"dir ws/vendor/lib/.git",
 	}
 	if os.Geteuid() == 0 { // root reads a directory without permissions

@@ -217,9 +217,8 @@ const whyScheduledTasks = "a Claude Code started outside the sandbox puts the ta
 // systems (its private /tmp, its home): anywhere else, a program outside
 // would obey it.
 type OutsideName struct {
-	Name     string
-	FoldCase bool // a case-insensitive file system would find it in any case
-	Why      string
+	Name string
+	Why  string
 }
 
 // OutsideNames: git treats any directory holding a ".git" as a repository
@@ -228,7 +227,7 @@ type OutsideName struct {
 // a submodule. So no ".git" can appear in the workspace during a session:
 // no new repository, no git file pointing at one, no gitlink target.
 var outsideNames = []OutsideName{
-	{Name: ".git", FoldCase: true, Why: "git outside the sandbox would treat this as a repository and run what its config and hooks name"},
+	{Name: ".git", Why: "git outside the sandbox would treat this as a repository and run what its config and hooks name"},
 	{Name: ".mcp.json", Why: "a Claude Code started outside the sandbox in this directory or below starts its MCP servers"},
 }
 
@@ -237,7 +236,7 @@ var outsideNames = []OutsideName{
 // mknod, open with O_CREAT, rename, link and symlink.
 type NameRule struct {
 	Dir   string   // an existing directory, symlinks resolved
-	Names []string // names compared as they are, byte for byte
+	Names []string // refused in every spelling a file system could take for them (ADR 0033)
 	Why   string   // shown by argv and in refusals
 }
 

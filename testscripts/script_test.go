@@ -118,7 +118,7 @@ type kind struct {
 
 var kinds = map[string]kind{
 	"golden":    {name: "golden", fake: true, generated: helpScript},
-	"live":      {name: "live", fake: true, conds: []string{"live", "cgroup"}, programs: []string{"tmux", "npm"}},
+	"live":      {name: "live", fake: true, conds: []string{"live", "cgroup", "fuse"}, programs: []string{"tmux", "npm"}},
 	"container": {name: "container", conds: []string{"container", "live"}, fake: true, programs: []string{"npm", "tmux"}},
 	"debian":    {name: "debian", conds: []string{"debian"}, programs: []string{"npm"}},
 	"redteam":   {name: "redteam", conds: []string{"live", "container", "cgroup"}, programs: []string{"npm"}},
@@ -173,6 +173,7 @@ var (
 		"live":      {"the live sandbox scripts", sync.OnceValue(liveReason)},
 		"container": {"the installer container scripts", containerWhy},
 		"debian":    {"the feature test in Debian", sync.OnceValue(debianContainerReason)},
+		"fuse":      {"the scripts on a FUSE file system", sync.OnceValue(fuseReason)},
 		"cgroup": {"the scripts under a pids or memory cgroup", sync.OnceValue(func() string {
 			_, why := cgroups()
 			return why
@@ -281,6 +282,7 @@ func commands(t *testing.T) map[string]func(ts *testscript.TestScript, neg bool,
 			cgroupCmd(parents)(ts, neg, args)
 		},
 		"throwaway-user":       throwawayUser,
+		"casefold":             casefold,
 		"term":                 term,
 		"serve-files":          serveFiles,
 		"serve-echo":           serveEcho,

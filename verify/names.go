@@ -6,11 +6,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"golang.org/x/sys/unix"
 )
 
-// The warden's checks. The warden refuses a ".git" (in any case) wherever
+// The warden's checks. The warden refuses a ".git" (in any spelling) wherever
 // the outside can see it, before it even looks whether the name exists, so
 // the probe in the workspace never needs to make anything; and it lets the
 // sandbox's own /tmp have one.
@@ -45,6 +46,35 @@ func gitDirPrivate(*facts) (string, error) {
 		return "", fmt.Errorf("mkdir %s/.git: %w; the sandbox's own /tmp should allow it", dir, err)
 	}
 	return "a .git can be made in the sandbox's own /tmp", nil
+}
+
+// workspaceCase: whether the workspace's file system finds a name in
+// another case, and that the warden refuses ".git" in the spellings such a
+// file system, or Windows, takes for it (ADR 0033). The rule holds on
+// either, so either passes.
+func workspaceCase(f *facts) (string, error) {
+	if err := f.launchErr; err != nil {
+		return "", err
+	}
+	ws := f.launch.plan.Workspace
+	for _, name := range []string{".GIT", "GIT~1", ".git."} {
+		probe := filepath.Join(ws, name)
+		err := unix.Mkdir(probe, 0o755)
+		switch {
+		case err == nil:
+			unix.Rmdir(probe)
+			return "", fmt.Errorf("mkdir %s succeeded (removed again): the warden does not refuse this spelling of .git", probe)
+		case !errors.Is(err, unix.EPERM):
+			return "", fmt.Errorf("mkdir %s failed with %w, not the warden's EPERM", probe, err)
+		}
+	}
+	state := "is not known to fold case"
+	if folds, how := foldname.Folds(ws); folds {
+		state = "folds case: " + how
+	} else {
+		state += ": " + how
+	}
+	return "the workspace " + state + "; .GIT, GIT~1 and .git. are refused (EPERM)", nil
 }
 
 // wardenRefuses reports, as an error, whether the sandbox can write path:

@@ -231,7 +231,7 @@ func TestRefuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, err := New(-1, Rules{
-		Outside: []Name{{Name: ".git", FoldCase: true, Why: "outside"}},
+		Outside: []Name{{Name: ".git", Why: "outside"}},
 		Dirs:    []DirRule{{Dir: gitdir, Names: []string{"config.worktree"}, Why: "git reads it"}},
 	})
 	if err != nil {
@@ -248,7 +248,9 @@ func TestRefuse(t *testing.T) {
 		{wsFD, ".gitx", "", 0},
 		{wsFD, "config.worktree", "", 0},
 		{gitFD, "config.worktree", "git reads it", unix.EROFS},
-		{gitFD, "Config.worktree", "", 0},
+		{gitFD, "Config.worktree", "git reads it", unix.EROFS},
+		{gitFD, "CONFIG~1.WOR", "git reads it", unix.EROFS},
+		{gitFD, "config.worktre", "", 0},
 	} {
 		if got, errno := w.refuse(tc.dir, tc.name, false); got != tc.want || errno != tc.errno {
 			t.Errorf("refuse(%s, %q) = %q, %v; want %q, %v", fdPath(tc.dir), tc.name, got, errno, tc.want, tc.errno)
@@ -263,7 +265,8 @@ func TestRefuse(t *testing.T) {
 	// A path rule: on the way to its path only an empty directory may be
 	// made; at and below it nothing.
 	w.private = map[uint64]bool{}
-	w.paths = []PathRule{{Path: filepath.Join(ws, ".claude/settings.json"), Why: "settings"}}
+	settings := filepath.Join(ws, ".claude/settings.json")
+	w.paths = []pathRule{{PathRule{Path: settings, Why: "settings"}, pathKeys(settings)}}
 	for _, tc := range []struct {
 		name     string
 		emptyDir bool
@@ -271,6 +274,9 @@ func TestRefuse(t *testing.T) {
 	}{
 		{".claude", true, 0},
 		{".claude", false, unix.EROFS},
+		{".CLAUDE", false, unix.EROFS},
+		{"CLAUDE~1", false, unix.EROFS},
+		{".Claude", true, 0},
 		{".claudex", false, 0},
 	} {
 		if _, errno := w.refuse(wsFD, tc.name, tc.emptyDir); errno != tc.errno {
@@ -281,7 +287,7 @@ func TestRefuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	claudeFD := openPath(t, filepath.Join(ws, ".claude"))
-	for _, name := range []string{"settings.json"} {
+	for _, name := range []string{"settings.json", "Settings.json", "SETTINGS.JSON."} {
 		if _, errno := w.refuse(claudeFD, name, true); errno != unix.EROFS {
 			t.Errorf("refuse(.claude/%s) = %v, want EROFS", name, errno)
 		}
@@ -292,9 +298,19 @@ func TestRefuse(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.inNamed = map[string]map[string]string{".git": {"config": "git"}}
-	if _, errno := w.refuse(openPath(t, filepath.Join(ws, ".git")), "config", false); errno != unix.EROFS {
-		t.Errorf("refuse(.git/config) of a .git made since = %v, want EROFS", errno)
+	w.inNamed = map[string]map[string]string{".git": {"commondir": "git"}}
+	for _, name := range []string{"commondir", "COMMONDIR", "CommonDir", "COMMON~1", "commondir."} {
+		if _, errno := w.refuse(openPath(t, filepath.Join(ws, ".git")), name, false); errno != unix.EROFS {
+			t.Errorf("refuse(.git/%s) of a .git made since = %v, want EROFS", name, errno)
+		}
+	}
+	// A directory named .git in another case is one on a file system
+	// that folds case.
+	if err := os.Mkdir(filepath.Join(ws, ".GIT"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, errno := w.refuse(openPath(t, filepath.Join(ws, ".GIT")), "COMMONDIR", false); errno != unix.EROFS {
+		t.Errorf("refuse(.GIT/COMMONDIR) = %v, want EROFS", errno)
 	}
 	if _, err := New(-1, Rules{Dirs: []DirRule{{Dir: filepath.Join(ws, "missing")}}}); err == nil {
 		t.Error("a rule for a missing directory was accepted")

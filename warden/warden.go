@@ -26,14 +26,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
 	"golang.org/x/sys/unix"
 )
 
 // A Name is a name never created outside the sandbox's own file systems.
+// Every name of the rules is refused in all the spellings a file system
+// could take for it (foldname.Same, ADR 0033).
 type Name struct {
-	Name     string
-	FoldCase bool // also refused in any mix of upper and lower case
-	Why      string
+	Name string
+	Why  string
 }
 
 // A DirRule refuses Names directly in the directory Dir.
@@ -91,6 +93,32 @@ type Rules struct {
 
 type fileID struct{ dev, ino uint64 }
 
+// A pathRule is a PathRule with the keys of its path's components.
+type pathRule struct {
+	PathRule
+	keys []string
+}
+
+// pathKeys are the keys of the components of a slash-separated path.
+func pathKeys(p string) []string {
+	keys := strings.Split(p, "/")
+	for i, c := range keys {
+		keys[i] = foldname.Key(c)
+	}
+	return keys
+}
+
+// sameKeys reports whether the components names are those of ruled, one
+// for one (keys both).
+func sameKeys(ruled, names []string) bool {
+	for i := range ruled {
+		if !foldname.SameKey(ruled[i], names[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // A dirRule is a DirRule with its directory held open.
 type dirRule struct {
 	DirRule
@@ -109,8 +137,8 @@ type Warden struct {
 	outside []Name
 	private map[uint64]bool
 	dirs    map[fileID]dirRule
-	paths   []PathRule
-	inNamed map[string]map[string]string // directory name, then entry name: why
+	paths   []pathRule
+	inNamed map[string]map[string]string // directory name, then entry name, both as keys (foldname.Key): why
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
 	Refused func(path, why string)
@@ -128,7 +156,7 @@ type Warden struct {
 // one that does not exist is an error, because its names could then be
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
-	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, paths: append([]PathRule{}, r.Paths...), inNamed: map[string]map[string]string{},
+	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, inNamed: map[string]map[string]string{},
 		sockets: ownSockets{files: map[fileID]int{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
 	if r.Helper != nil {
 		w.helper = newHelperClient(int(r.Helper.Fd()))
@@ -141,18 +169,18 @@ func New(listener int, r Rules) (*Warden, error) {
 		w.siblings = s
 	}
 	for _, d := range r.InNamedDirs {
-		if w.inNamed[d.Dir] == nil {
-			w.inNamed[d.Dir] = map[string]string{}
+		dir := foldname.Key(d.Dir)
+		if w.inNamed[dir] == nil {
+			w.inNamed[dir] = map[string]string{}
 		}
 		for _, n := range d.Names {
 			// A refusal is known by its reason: none may be empty.
-			w.inNamed[d.Dir][n] = cmp.Or(d.Why, "a program outside obeys it")
+			w.inNamed[dir][foldname.Key(n)] = cmp.Or(d.Why, "a program outside obeys it")
 		}
 	}
-	for i := range w.paths {
-		if w.paths[i].Why == "" {
-			w.paths[i].Why = "a protected path"
-		}
+	for _, r := range r.Paths {
+		r.Why = cmp.Or(r.Why, "a protected path")
+		w.paths = append(w.paths, pathRule{r, pathKeys(r.Path)})
 	}
 	for _, d := range r.Private {
 		w.private[d] = true
@@ -511,7 +539,7 @@ func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno
 	}
 	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok {
 		for _, n := range r.Names {
-			if n == name {
+			if foldname.Same(n, name) {
 				return r.Why, unix.EROFS
 			}
 		}
@@ -523,7 +551,7 @@ func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno
 	}
 	if !w.private[st.Dev] {
 		for _, n := range w.outside {
-			if n.Name == name || (n.FoldCase && strings.EqualFold(n.Name, name)) {
+			if foldname.Same(n.Name, name) {
 				return n.Why, unix.EPERM
 			}
 		}
@@ -992,25 +1020,42 @@ func (w *Warden) truncate(wk *walker, start int, path string, length int64) unix
 // its name (git's own in a ".git" directory), or "". onTheWay reports a p that only leads to a path rule's
 // path: there an empty directory may be made, and nothing else.
 func (w *Warden) underPathRule(p string) (why string, onTheWay bool) {
+	keys := pathKeys(p)
 	for _, r := range w.paths {
-		if p == r.Path || strings.HasPrefix(p, r.Path+"/") {
+		if len(keys) >= len(r.keys) && sameKeys(r.keys, keys[:len(r.keys)]) {
 			return r.Why, false
 		}
 	}
-	if len(w.inNamed) > 0 {
-		comps := strings.Split(p, "/")
-		for i := 0; i+1 < len(comps); i++ {
-			if why := w.inNamed[comps[i]][comps[i+1]]; why != "" {
-				return why, false
-			}
+	for i := 0; i+1 < len(keys); i++ {
+		if why := w.namedWhy(keys[i], keys[i+1]); why != "" {
+			return why, false
 		}
 	}
 	for _, r := range w.paths {
-		if strings.HasPrefix(r.Path, p+"/") {
+		if len(keys) < len(r.keys) && sameKeys(r.keys[:len(keys)], keys) {
 			return r.Why, true
 		}
 	}
 	return "", false
+}
+
+// namedWhy says why the entry name is refused in a directory named dir
+// (keys both), or "".
+func (w *Warden) namedWhy(dir, name string) string {
+	if foldname.Exact(dir) && foldname.Exact(name) {
+		return w.inNamed[dir][name]
+	}
+	for d, names := range w.inNamed {
+		if !foldname.SameKey(d, dir) {
+			continue
+		}
+		for n, why := range names {
+			if foldname.SameKey(n, name) {
+				return why
+			}
+		}
+	}
+	return ""
 }
 
 // fdPath is the path of a descriptor of the sandbox's. The kernel writes it

@@ -34,12 +34,12 @@ var forbidden = []struct {
 		"the launcher takes its paths from the layout"},
 	{"sandbox", []string{"egress", "launcher", "installer", "verify", "promote", "features"},
 		"the policy is data; the proxy that enforces its allowlist is not part of it"},
-	{"cmd/claude-sandbox", []string{"internal/layout/layouttest", "features/packaging"},
-		"the product reads no test seam and does not build or publish itself"},
+	{"cmd/claude-sandbox", []string{"internal/layout/layouttest", "features/packaging", "testscripts/casefs"},
+		"the product reads no test seam, does not build or publish itself, and mounts no test file system"},
 }
 
 // leaves import nothing of this module but other leaves.
-var leaves = []string{"internal/layout", "internal/hostaddr", "internal/envlist", "internal/procstatus", "internal/mountinfo", "internal/atomicfile", "internal/termtext"}
+var leaves = []string{"internal/layout", "internal/hostaddr", "internal/envlist", "internal/procstatus", "internal/mountinfo", "internal/atomicfile", "internal/termtext", "internal/foldname"}
 
 // deps are the packages of this module that pkg links, directly or not,
 // for this GOOS and GOARCH, relative to the module path.
