@@ -7,27 +7,44 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
-// gitEntry is a name ".git" found in a tree: a git directory, a "gitdir:"
-// file, or a link to either.
-type gitEntry struct {
+// A foundEntry is an entry the walk looks for, found in a tree: a ".git"
+// (a git directory, a "gitdir:" file, or a link to either), another
+// version-control system's repository directory, a file that picks a
+// toolchain's program.
+type foundEntry struct {
 	path string
 	kind byte // unix.DT_DIR, unix.DT_REG, unix.DT_LNK or another DT_ type
 }
 
-// findGitEntries returns every entry named .git under the roots, at any
-// depth, sorted by path. It is the one full walk a launch makes, so it is
-// built for speed: getdents64 with the entry types it returns (a stat only
-// where the file system gives no type), no descent into .git directories
-// (their objects are most of a repository), no following of links (a link
-// leads out of the tree or to a place the walk reaches anyway), and
-// directories read in parallel. A directory the user cannot read is
-// skipped: git outside, run by the same user, cannot enter it either.
-func findGitEntries(roots []string) ([]gitEntry, error) {
+// name is the entry's name.
+func (e foundEntry) name() string { return e.path[strings.LastIndexByte(e.path, '/')+1:] }
+
+// walkNames are the names the walk reports; true marks a repository's
+// directory, which the walk does not enter (its objects are most of a
+// repository). One walk finds them all: another would cost as much again.
+var walkNames = func() map[string]bool {
+	m := map[string]bool{".git": true}
+	for _, d := range vcsDirs {
+		m[d.name] = true
+	}
+	return m
+}()
+
+// findEntries returns every entry named in walkNames under the roots, at
+// any depth, sorted by path. It is the one full walk a launch makes, so it
+// is built for speed: getdents64 with the entry types it returns (a stat
+// only where the file system gives no type), no descent into repository
+// directories, no following of links (a link leads out of the tree or to a
+// place the walk reaches anyway), and directories read in parallel. A
+// directory the user cannot read is skipped: a tool outside, run by the
+// same user, cannot enter it either.
+func findEntries(roots []string) ([]foundEntry, error) {
 	w := &walker{pending: len(roots), queue: append([]string{}, roots...)}
 	w.cond = sync.NewCond(&w.mu)
 	n := 2 * runtime.GOMAXPROCS(0) // readdir blocks in the kernel: more workers than CPUs keep them busy
@@ -52,14 +69,14 @@ type walker struct {
 	cond    *sync.Cond
 	queue   []string // directories not read yet
 	pending int      // directories queued or being read
-	found   []gitEntry
+	found   []foundEntry
 	err     error
 }
 
 func (w *walker) work() {
 	buf := make([]byte, 64<<10)
 	var subdirs []string
-	var found []gitEntry
+	var found []foundEntry
 	for {
 		w.mu.Lock()
 		for len(w.queue) == 0 && w.pending > 0 && w.err == nil {
@@ -79,10 +96,11 @@ func (w *walker) work() {
 			if dir == "/" {
 				p = "/" + name
 			}
-			switch {
-			case name == ".git":
-				found = append(found, gitEntry{p, kind})
-			case kind == unix.DT_DIR:
+			repo, ok := walkNames[name]
+			if ok {
+				found = append(found, foundEntry{p, kind})
+			}
+			if kind == unix.DT_DIR && !repo {
 				subdirs = append(subdirs, p)
 			}
 		})
@@ -108,7 +126,7 @@ func readDir(dir string, buf []byte, fn func(name string, kind byte)) error {
 		if skippable(err) {
 			return nil
 		}
-		return fmt.Errorf("cannot read %s to find git repositories: %w", dir, err)
+		return fmt.Errorf("cannot read %s to find repositories: %w", dir, err)
 	}
 	defer unix.Close(fd)
 	for {
@@ -120,7 +138,7 @@ func readDir(dir string, buf []byte, fn func(name string, kind byte)) error {
 			if skippable(err) {
 				return nil
 			}
-			return fmt.Errorf("cannot read %s to find git repositories: %w", dir, err)
+			return fmt.Errorf("cannot read %s to find repositories: %w", dir, err)
 		}
 		if n == 0 {
 			return nil

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestFindGitEntries(t *testing.T) {
+func TestFindEntries(t *testing.T) {
 	root := t.TempDir()
 	mk := func(p string) {
 		if err := os.MkdirAll(filepath.Join(root, p), 0o755); err != nil {
@@ -28,6 +28,9 @@ func TestFindGitEntries(t *testing.T) {
 	mk("ws/vendor/lib/.git/hooks")
 	write("ws/sub/.git")
 	mk("ws/a/b/c/d/e/f/.git")
+	mk("ws/hgrepo/.hg/store/data/.git") // inside a repository directory: not walked
+	mk("ws/jjrepo/.jj/repo")
+	mk("ws/jjrepo/.git")
 	mk("ws/node_modules/x/node_modules/y")
 	write("ws/node_modules/x/node_modules/y/.git")
 	mk("elsewhere/deep/.git")
@@ -46,7 +49,7 @@ func TestFindGitEntries(t *testing.T) {
 	}
 	defer os.Chmod(filepath.Join(root, "ws/locked"), 0o755)
 
-	got, err := findGitEntries([]string{filepath.Join(root, "ws")})
+	got, err := findEntries([]string{filepath.Join(root, "ws")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,15 +60,18 @@ func TestFindGitEntries(t *testing.T) {
 	want := []string{
 		"dir ws/.git",
 		"dir ws/a/b/c/d/e/f/.git",
+		"dir ws/hgrepo/.hg",
+		"dir ws/jjrepo/.git",
+		"dir ws/jjrepo/.jj",
 		"link ws/linked/.git",
 		"file ws/node_modules/x/node_modules/y/.git",
 		"file ws/sub/.git",
 		"dir ws/vendor/lib/.git",
 	}
 	if os.Geteuid() == 0 { // root reads a directory without permissions
-		want = append(want[:3], append([]string{"dir ws/locked/.git"}, want[3:]...)...)
+		want = append(want[:6], append([]string{"dir ws/locked/.git"}, want[6:]...)...)
 	}
 	if diff := cmp.Diff(want, lines); diff != "" {
-		t.Errorf("findGitEntries mismatch (-want +got):\n%s", diff)
+		t.Errorf("findEntries mismatch (-want +got):\n%s", diff)
 	}
 }
