@@ -33,6 +33,9 @@ var walkNames = func() map[string]bool {
 	for _, d := range vcsDirs {
 		m[d.name] = true
 	}
+	for _, f := range selectorFiles {
+		m[f.name] = false
+	}
 	return m
 }()
 
@@ -126,7 +129,7 @@ func readDir(dir string, buf []byte, fn func(name string, kind byte)) error {
 		if skippable(err) {
 			return nil
 		}
-		return fmt.Errorf("cannot read %s to find repositories: %w", dir, err)
+		return fmt.Errorf("cannot read %s to find repositories and toolchain files: %w", dir, err)
 	}
 	defer unix.Close(fd)
 	for {
@@ -138,7 +141,7 @@ func readDir(dir string, buf []byte, fn func(name string, kind byte)) error {
 			if skippable(err) {
 				return nil
 			}
-			return fmt.Errorf("cannot read %s to find repositories: %w", dir, err)
+			return fmt.Errorf("cannot read %s to find repositories and toolchain files: %w", dir, err)
 		}
 		if n == 0 {
 			return nil

@@ -32,6 +32,9 @@ func TestFindEntries(t *testing.T) {
 	mk("ws/jjrepo/.jj/repo")
 	mk("ws/jjrepo/.git")
 	mk("ws/node_modules/x/node_modules/y")
+	write("ws/crates/a/rust-toolchain.toml")
+	mk("ws/.env/lib") // a virtual environment named .env: found, and walked
+	write("ws/.env/lib/.yarnrc")
 	write("ws/node_modules/x/node_modules/y/.git")
 	mk("elsewhere/deep/.git")
 	if err := os.Symlink(filepath.Join(root, "elsewhere"), filepath.Join(root, "ws/link")); err != nil {
@@ -58,8 +61,11 @@ func TestFindEntries(t *testing.T) {
 		lines = append(lines, map[byte]string{unix.DT_DIR: "dir", unix.DT_REG: "file", unix.DT_LNK: "link"}[e.kind]+" "+strings.TrimPrefix(e.path, root+"/"))
 	}
 	want := []string{
+		"dir ws/.env",
+		"file ws/.env/lib/.yarnrc",
 		"dir ws/.git",
 		"dir ws/a/b/c/d/e/f/.git",
+		"file ws/crates/a/rust-toolchain.toml",
 		"dir ws/hgrepo/.hg",
 		"dir ws/jjrepo/.git",
 		"dir ws/jjrepo/.jj",
@@ -69,7 +75,7 @@ func TestFindEntries(t *testing.T) {
 		"dir ws/vendor/lib/.git",
 	}
 	if os.Geteuid() == 0 { // root reads a directory without permissions
-		want = append(want[:6], append([]string{"dir ws/locked/.git"}, want[6:]...)...)
+		want = append(want[:9], append([]string{"dir ws/locked/.git"}, want[9:]...)...)
 	}
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("findEntries mismatch (-want +got):\n%s", diff)

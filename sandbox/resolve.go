@@ -256,8 +256,9 @@ func (r *Resolved) allowWrites(c *Conf, l Launch, protect []protectedPath, refus
 }
 
 // protections finds what to hold in the roots: the protected paths, what
-// every git repository there, and git's configuration, name, and the
-// configuration of every other version-control system's repository.
+// every git repository there, and git's configuration, name, the
+// configuration of every other version-control system's repository, and
+// the files that pick a toolchain's program.
 func (r *Resolved) protections(roots []string, protect []protectedPath, l Launch) error {
 	holds := relHolds(r.workspace, protect)
 	var refused Refusals
@@ -267,6 +268,7 @@ func (r *Resolved) protections(roots []string, protect []protectedPath, l Launch
 		return refused.err()
 	}
 	holds = append(holds, vcsHolds(found)...)
+	holds = append(holds, selectorHolds(found)...)
 	git, err := protectGit(r.workspace, roots, found, l.Home, l.Environ)
 	refused.add(err)
 	if err == nil {
