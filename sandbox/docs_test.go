@@ -19,6 +19,9 @@ var policyDocs = []struct {
 }{
 	{"../README.md", [][2]string{{"leave anything in the workspace that later runs outside", "\n"}}, "protected"},
 	{"../docs/policy.md", [][2]string{{"- by default: ", "in every subdirectory too"}}, "protected"},
+	{"../docs/policy.md", [][2]string{{"| no new Mercurial, Sapling or Jujutsu repository | the warden refuses ", " (any case)"}}, "vcs"},
+	{"../docs/policy.md", [][2]string{{"| no file that picks a toolchain's program | the warden refuses ", " (any case)"}}, "selectors"},
+	{"../docs/threat-model.md", [][2]string{{"| new ", " refused by the warden wherever the outside sees them;"}}, "vcs+selectors"},
 	{"../docs/policy.md", [][2]string{{"In every directory named `.git` the outside sees", "cannot be made or written"}}, "gitdir"},
 	{"../docs/policy.md", [][2]string{{"| what git reads in a git directory is read-only | in every git directory: ", " (one list"}}, "gitdir"},
 	{"../docs/policy.md", [][2]string{{"Empty tmpfs over each of ", " that exists"}}, "masks"},
@@ -59,6 +62,16 @@ func policyLists() map[string]struct {
 		gitEntries = append(gitEntries, ".git/"+e.name) // the workspace's own are held as every git directory's
 		gitDir = append(gitDir, e.name)
 	}
+	var vcs, selectors []string
+	for _, d := range vcsDirs {
+		vcs = append(vcs, d.name)
+	}
+	for _, f := range selectorFiles {
+		selectors = append(selectors, f.name)
+	}
+	// The README names some of the repositories and files held wherever
+	// they are among the protected paths.
+	alsoProtected := append(append(append([]string{}, gitEntries...), vcs...), selectors...)
 	for _, m := range masks {
 		masked = append(masked, m.dir)
 	}
@@ -81,13 +94,16 @@ func policyLists() map[string]struct {
 		want, also []string
 		token      *regexp.Regexp
 	}{
-		"protected": {protected, gitEntries, dotPath},
-		"gitdir":    {gitDir, nil, gitName},
-		"masks":     {masked, nil, absPath},
-		"allow":     {allow, nil, envName},
-		"launcher":  {launcher, nil, envName},
-		"never":     {never, nil, envName},
-		"ownstate":  {ownState, nil, claudeDirName},
+		"protected":     {protected, alsoProtected, dotPath},
+		"vcs":           {vcs, nil, dotPath},
+		"selectors":     {selectors, nil, regexp.MustCompile(`^\.?[a-z][a-z.-]*$`)},
+		"vcs+selectors": {append(append([]string{}, vcs...), selectors...), nil, regexp.MustCompile(`^\.?[a-z][a-z.-]*$`)},
+		"gitdir":        {gitDir, nil, gitName},
+		"masks":         {masked, nil, absPath},
+		"allow":         {allow, nil, envName},
+		"launcher":      {launcher, nil, envName},
+		"never":         {never, nil, envName},
+		"ownstate":      {ownState, nil, claudeDirName},
 	}
 }
 

@@ -118,18 +118,17 @@ const (
 )
 
 // protectGit finds every git directory that git outside could enter from
-// the roots, and returns what to hold. home is the user's real home, whose
-// git configuration (read outside the sandbox's view) applies to every
-// repository; environ may name more configuration files (only more
-// protection follows from it).
-func protectGit(ws string, roots []string, home string, environ []string) (*gitHolds, error) {
+// the roots, given the entries the walk found there, and returns what to
+// hold. home is the user's real home, whose git configuration (read
+// outside the sandbox's view) applies to every repository; environ may
+// name more configuration files (only more protection follows from it).
+func protectGit(ws string, roots []string, found []foundEntry, home string, environ []string) (*gitHolds, error) {
 	s := &gitScan{ws: ws, roots: roots, home: home, dirs: map[string]*gitDir{}}
-	found, err := findGitEntries(roots)
-	if err != nil {
-		return nil, err
-	}
 	s.above()
 	for _, e := range found {
+		if e.rule != ".git" {
+			continue
+		}
 		if err := s.entry(e); err != nil {
 			return nil, err
 		}
@@ -174,7 +173,7 @@ func (s *gitScan) above() {
 // target of a "gitdir:" file (which is held itself, so it cannot be
 // repointed) or of a link. Only the workspace's own .git file must parse:
 // git cannot use another that does not either.
-func (s *gitScan) entry(e gitEntry) error {
+func (s *gitScan) entry(e foundEntry) error {
 	worktree := filepath.Dir(e.path)
 	var target string
 	switch e.kind {

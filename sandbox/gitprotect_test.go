@@ -69,7 +69,11 @@ func gitFixture(t *testing.T) (ws, home string) {
 
 func TestProtectGit(t *testing.T) {
 	ws, home := gitFixture(t)
-	git, err := protectGit(ws, []string{ws}, home, nil)
+	found, err := findEntries([]string{ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	git, err := protectGit(ws, []string{ws}, found, home, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +171,11 @@ func TestProtectGit(t *testing.T) {
 // short.
 func listing(t *testing.T, dir, ws string, roots []string, home string, environ []string) ([]string, error) {
 	t.Helper()
-	git, err := protectGit(ws, roots, home, environ)
+	found, err := findEntries(roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	git, err := protectGit(ws, roots, found, home, environ)
 	if err != nil {
 		return nil, err
 	}

@@ -13,22 +13,71 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// gitEntry is a name ".git" found in a tree: a git directory, a "gitdir:"
-// file, or a link to either.
-type gitEntry struct {
+// A foundEntry is an entry the walk looks for, found in a tree: a ".git"
+// (a git directory, a "gitdir:" file, or a link to either), another
+// version-control system's repository directory, a file that picks a
+// toolchain's program.
+type foundEntry struct {
 	path string
 	kind byte // unix.DT_DIR, unix.DT_REG, unix.DT_LNK or another DT_ type
+	// rule is the name of walkNames the entry's name is a spelling of:
+	// ".git" for ".GIT" (foldname.Same: a tool outside on a workspace
+	// that folds case finds one as the other).
+	rule string
 }
 
-// findGitEntries returns every entry named .git under the roots, at any
-// depth, sorted by path. It is the one full walk a launch makes, so it is
-// built for speed: getdents64 with the entry types it returns (a stat only
-// where the file system gives no type), no descent into .git directories
-// (their objects are most of a repository), no following of links (a link
-// leads out of the tree or to a place the walk reaches anyway), and
-// directories read in parallel. A directory the user cannot read is
-// skipped: git outside, run by the same user, cannot enter it either.
-func findGitEntries(roots []string) ([]gitEntry, error) {
+// walkNames are the names the walk reports; true marks a repository's
+// directory, which the walk does not enter (its objects are most of a
+// repository). One walk finds them all: another would cost as much again.
+var walkNames = func() map[string]bool {
+	m := map[string]bool{".git": true}
+	for _, d := range vcsDirs {
+		m[d.name] = true
+	}
+	for _, f := range selectorFiles {
+		m[f.name] = false
+	}
+	return m
+}()
+
+// walkKeys are walkNames by their keys (foldname.Key), each with its name.
+var walkKeys = func() map[string]string {
+	m := map[string]string{}
+	for n := range walkNames {
+		m[foldname.Key(n)] = n
+	}
+	return m
+}()
+
+// walkRule says which of walkNames name is a spelling of, and whether that
+// is a repository's directory.
+func walkRule(name string) (rule string, repo, ok bool) {
+	if repo, ok := walkNames[name]; ok {
+		return name, repo, true
+	}
+	key := foldname.Key(name)
+	if rule, ok := walkKeys[key]; ok {
+		return rule, walkNames[rule], true
+	}
+	if !foldname.Exact(key) {
+		for k, rule := range walkKeys {
+			if foldname.SameKey(k, key) {
+				return rule, walkNames[rule], true
+			}
+		}
+	}
+	return "", false, false
+}
+
+// findEntries returns every entry named in walkNames under the roots, at
+// any depth, sorted by path. It is the one full walk a launch makes, so it
+// is built for speed: getdents64 with the entry types it returns (a stat
+// only where the file system gives no type), no descent into repository
+// directories, no following of links (a link leads out of the tree or to a
+// place the walk reaches anyway), and directories read in parallel. A
+// directory the user cannot read is skipped: a tool outside, run by the
+// same user, cannot enter it either.
+func findEntries(roots []string) ([]foundEntry, error) {
 	w := &walker{pending: len(roots), queue: append([]string{}, roots...)}
 	w.cond = sync.NewCond(&w.mu)
 	n := 2 * runtime.GOMAXPROCS(0) // readdir blocks in the kernel: more workers than CPUs keep them busy
@@ -53,14 +102,14 @@ type walker struct {
 	cond    *sync.Cond
 	queue   []string // directories not read yet
 	pending int      // directories queued or being read
-	found   []gitEntry
+	found   []foundEntry
 	err     error
 }
 
 func (w *walker) work() {
 	buf := make([]byte, 64<<10)
 	var subdirs []string
-	var found []gitEntry
+	var found []foundEntry
 	for {
 		w.mu.Lock()
 		for len(w.queue) == 0 && w.pending > 0 && w.err == nil {
@@ -80,11 +129,11 @@ func (w *walker) work() {
 			if dir == "/" {
 				p = "/" + name
 			}
-			switch {
-			case foldname.Same(".git", name):
-				// git on a workspace that folds case finds ".GIT" as ".git".
-				found = append(found, gitEntry{p, kind})
-			case kind == unix.DT_DIR:
+			rule, repo, ok := walkRule(name)
+			if ok {
+				found = append(found, foundEntry{p, kind, rule})
+			}
+			if kind == unix.DT_DIR && !repo {
 				subdirs = append(subdirs, p)
 			}
 		})
@@ -110,7 +159,7 @@ func readDir(dir string, buf []byte, fn func(name string, kind byte)) error {
 		if skippable(err) {
 			return nil
 		}
-		return fmt.Errorf("cannot read %s to find git repositories: %w", dir, err)
+		return fmt.Errorf("cannot read %s to find repositories and toolchain files: %w", dir, err)
 	}
 	defer unix.Close(fd)
 	for {
@@ -122,7 +171,7 @@ func readDir(dir string, buf []byte, fn func(name string, kind byte)) error {
 			if skippable(err) {
 				return nil
 			}
-			return fmt.Errorf("cannot read %s to find git repositories: %w", dir, err)
+			return fmt.Errorf("cannot read %s to find repositories and toolchain files: %w", dir, err)
 		}
 		if n == 0 {
 			return nil

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestFindGitEntries(t *testing.T) {
+func TestFindEntries(t *testing.T) {
 	root := t.TempDir()
 	mk := func(p string) {
 		if err := os.MkdirAll(filepath.Join(root, p), 0o755); err != nil {
@@ -29,7 +29,14 @@ func TestFindGitEntries(t *testing.T) {
 	write("ws/sub/.git")
 	mk("ws/a/b/c/d/e/f/.git")
 	mk("ws/upper/.GIT")
+	mk("ws/hgrepo/.hg/store/data/.git") // inside a repository directory: not walked
+	mk("ws/jjrepo/.jj/repo")
+	mk("ws/jjrepo/.git")
+	write("ws/cased/Rust-Toolchain.TOML")
 	mk("ws/node_modules/x/node_modules/y")
+	write("ws/crates/a/rust-toolchain.toml")
+	mk("ws/.env/lib") // a virtual environment named .env: found, and walked
+	write("ws/.env/lib/.yarnrc")
 	write("ws/node_modules/x/node_modules/y/.git")
 	mk("elsewhere/deep/.git")
 	if err := os.Symlink(filepath.Join(root, "elsewhere"), filepath.Join(root, "ws/link")); err != nil {
@@ -47,17 +54,27 @@ func TestFindGitEntries(t *testing.T) {
 	}
 	defer os.Chmod(filepath.Join(root, "ws/locked"), 0o755)
 
-	got, err := findGitEntries([]string{filepath.Join(root, "ws")})
+	got, err := findEntries([]string{filepath.Join(root, "ws")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
 	for _, e := range got {
+		if strings.HasSuffix(e.path, "/Rust-Toolchain.TOML") && e.rule != "rust-toolchain.toml" {
+			t.Errorf("%s is found as %q, not as rust-toolchain.toml", e.path, e.rule)
+		}
 		lines = append(lines, map[byte]string{unix.DT_DIR: "dir", unix.DT_REG: "file", unix.DT_LNK: "link"}[e.kind]+" "+strings.TrimPrefix(e.path, root+"/"))
 	}
 	want := []string{
+		"dir ws/.env",
+		"file ws/.env/lib/.yarnrc",
 		"dir ws/.git",
 		"dir ws/a/b/c/d/e/f/.git",
+		"file ws/cased/Rust-Toolchain.TOML",
+		"file ws/crates/a/rust-toolchain.toml",
+		"dir ws/hgrepo/.hg",
+		"dir ws/jjrepo/.git",
+		"dir ws/jjrepo/.jj",
 		"link ws/linked/.git",
 		"file ws/node_modules/x/node_modules/y/.git",
 		"file ws/sub/.git",
@@ -65,9 +82,9 @@ func TestFindGitEntries(t *testing.T) {
 		"dir ws/vendor/lib/.git",
 	}
 	if os.Geteuid() == 0 { // root reads a directory without permissions
-		want = append(want[:3], append([]string{"dir ws/locked/.git"}, want[3:]...)...)
+		want = append(want[:10], append([]string{"dir ws/locked/.git"}, want[10:]...)...)
 	}
 	if diff := cmp.Diff(want, lines); diff != "" {
-		t.Errorf("findGitEntries mismatch (-want +got):\n%s", diff)
+		t.Errorf("findEntries mismatch (-want +got):\n%s", diff)
 	}
 }

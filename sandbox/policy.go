@@ -194,17 +194,21 @@ type NamedDir struct {
 }
 
 // namedDirs: git's own entries in every ".git" directory (gitDirEntries),
-// and in every ".claude" directory Claude Code's project settings, which a
+// in every ".claude" directory Claude Code's project settings, which a
 // Claude Code started outside in that directory obeys before any prompt,
-// and its scheduled tasks, which it puts to the model unasked.
+// and its scheduled tasks, which it puts to the model unasked, and the
+// configuration other version-control systems read in their repository
+// directories (vcsDirs), and mise's configuration in its directories
+// (selectorDirs).
 func namedDirs() []NamedDir {
 	git := NamedDir{Dir: ".git", Why: whyGitDir}
 	for _, e := range gitDirEntries {
 		git.Names = append(git.Names, e.name)
 	}
-	return []NamedDir{git,
+	return append([]NamedDir{git,
 		{Dir: ".claude", Names: []string{"settings.json", "settings.local.json"}, Why: whyClaudeSettings},
-		{Dir: ".claude", Names: []string{"scheduled_tasks.json"}, Why: whyScheduledTasks}}
+		{Dir: ".claude", Names: []string{"scheduled_tasks.json"}, Why: whyScheduledTasks}},
+		append(vcsNamedDirs(), selectorDirs...)...)
 }
 
 const whyClaudeSettings = "a Claude Code started outside the sandbox obeys its env block, hooks and MCP settings before any prompt"
@@ -225,11 +229,14 @@ type OutsideName struct {
 // and runs what its configuration and hooks name, whenever the editor, a
 // shell prompt or the user runs git there or in a repository that has it as
 // a submodule. So no ".git" can appear in the workspace during a session:
-// no new repository, no git file pointing at one, no gitlink target.
-var outsideNames = []OutsideName{
+// no new repository, no git file pointing at one, no gitlink target. The
+// same goes for the other version-control systems' repositories (vcsDirs),
+// and for the files that pick the program a toolchain manager runs
+// (selectorFiles).
+var outsideNames = append([]OutsideName{
 	{Name: ".git", Why: "git outside the sandbox would treat this as a repository and run what its config and hooks name"},
 	{Name: ".mcp.json", Why: "a Claude Code started outside the sandbox in this directory or below starts its MCP servers"},
-}
+}, append(vcsOutsideNames(), selectorOutsideNames()...)...)
 
 // A NameRule refuses the creation of Names directly in Dir. The launcher's
 // seccomp supervisor enforces it on every call that creates a name: mkdir,

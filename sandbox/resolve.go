@@ -255,12 +255,21 @@ func (r *Resolved) allowWrites(c *Conf, l Launch, protect []protectedPath, refus
 	return roots
 }
 
-// protections finds what to hold in the roots: the protected paths and
-// what every git repository there, and git's configuration, name.
+// protections finds what to hold in the roots: the protected paths, what
+// every git repository there, and git's configuration, name, the
+// configuration of every other version-control system's repository, and
+// the files that pick a toolchain's program.
 func (r *Resolved) protections(roots []string, protect []protectedPath, l Launch) error {
 	holds := relHolds(r.workspace, protect)
 	var refused Refusals
-	git, err := protectGit(r.workspace, roots, l.Home, l.Environ)
+	found, err := findEntries(roots)
+	if err != nil {
+		refused.add(err)
+		return refused.err()
+	}
+	holds = append(holds, vcsHolds(found)...)
+	holds = append(holds, selectorHolds(found)...)
+	git, err := protectGit(r.workspace, roots, found, l.Home, l.Environ)
 	refused.add(err)
 	if err == nil {
 		holds = append(holds, git.holds...)

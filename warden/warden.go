@@ -559,6 +559,16 @@ func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno
 	return "", 0
 }
 
+// isOutsideName reports whether name is an outside name as written.
+func (w *Warden) isOutsideName(name string) bool {
+	for _, n := range w.outside {
+		if n.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // check refuses a name, reporting it; it returns the errno to answer with,
 // or 0.
 func (w *Warden) check(r resolved) unix.Errno { return w.checkMake(r, false) }
@@ -636,6 +646,15 @@ func (w *Warden) makeNode(t *task, wk *walker, start int, path string, req reque
 		return errnoOf(err)
 	}
 	defer r.close()
+	// An outside name spelled as it is that exists is answered as the
+	// kernel answers, with nothing made: Mercurial makes its .hg before
+	// each write to the repository and expects EEXIST. Another spelling
+	// is refused whether or not it exists (a case-folding file system
+	// finds ".Git" wherever ".git" is).
+	var st unix.Stat_t
+	if r.dir >= 0 && w.isOutsideName(r.name) && unix.Fstatat(r.dir, r.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return unix.EEXIST
+	}
 	if e := w.checkMake(r, req.op == opMkdir); e != 0 {
 		return e
 	}
