@@ -128,13 +128,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := checked{port: port, via: h.p.Upstream.ForHTTP(host, port)}
 	var err error
 	if c.via != nil {
-		err = h.p.Policy.Allows(host, port)
+		err = h.p.Policy.Allows(host, port, hostaddr.Request)
 	} else {
-		c.addrs, err = h.p.Check(r.Context(), host, port)
+		c.addrs, err = h.p.Check(r.Context(), host, port, hostaddr.Request)
 	}
 	if err != nil {
 		h.p.refuse(w, http.StatusForbidden, host, port, err.Error())
 		return
+	}
+	// The proxy writes the Host it checked, so the request reaches that
+	// host. After a switch of protocols it no longer writes anything: a
+	// WebSocket stays with the host, but HTTP/2 (h2c) would carry requests
+	// that each name a host of their own. The request goes without it.
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		r.Header.Del("Upgrade")
 	}
 	h.forward.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, c)))
 }
@@ -225,7 +232,7 @@ func closeWrite(c net.Conn) {
 // to connect.
 func (p *Proxy) open(ctx context.Context, host string, port int) (net.Conn, int, error) {
 	if via := p.Upstream.ForTunnel(host, port); via != nil {
-		if err := p.Policy.Allows(host, port); err != nil {
+		if err := p.Policy.Allows(host, port, hostaddr.Tunnel); err != nil {
 			return nil, http.StatusForbidden, err
 		}
 		c, err := envproxy.Tunnel(ctx, p.dialer(), via, net.JoinHostPort(host, strconv.Itoa(port)))
@@ -234,7 +241,7 @@ func (p *Proxy) open(ctx context.Context, host string, port int) (net.Conn, int,
 		}
 		return c, 0, nil
 	}
-	addrs, err := p.Check(ctx, host, port)
+	addrs, err := p.Check(ctx, host, port, hostaddr.Tunnel)
 	if err != nil {
 		return nil, http.StatusForbidden, err
 	}

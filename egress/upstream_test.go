@@ -87,12 +87,17 @@ func TestUpstreamProxy(t *testing.T) {
 		t.Errorf("the upstream proxy's Via reached the client: %q", v)
 	}
 
-	// The allowlist decides first: a name it refuses never reaches the
+	// The allowlist decides first: a name it refuses, or a tunnel to port
+	// 80 of a name without that port in its line, never reaches the
 	// upstream proxy. NO_PROXY's name is dialled directly, after the
 	// launcher's own lookup (which fails here).
 	_, _, resp = connect(t, proxy, "denied.test:443", "")
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(DeniedHeader) != "not in the allowlist" {
 		t.Errorf("CONNECT denied.test:443: %s %q, want 403 not in the allowlist", resp.Status, resp.Header.Get(DeniedHeader))
+	}
+	_, _, resp = connect(t, proxy, "allowed.test:80", "")
+	if resp.StatusCode != http.StatusForbidden || !strings.HasPrefix(resp.Header.Get(DeniedHeader), "a tunnel to port 80 needs allow-domain = allowed.test:80") {
+		t.Errorf("CONNECT allowed.test:80: %s %q, want 403 naming the line it needs", resp.Status, resp.Header.Get(DeniedHeader))
 	}
 	resp, err = proxyClient(proxy).Get("http://denied.test/")
 	if err != nil {
@@ -111,8 +116,8 @@ func TestUpstreamProxy(t *testing.T) {
 		t.Errorf("the upstream proxy carried %q, want %q", got, want)
 	}
 	ds, _ := Recent(p.Log.Path, 10)
-	if len(ds) != 3 {
-		t.Errorf("denials %+v, want the three refusals", ds)
+	if len(ds) != 4 {
+		t.Errorf("denials %+v, want the four refusals", ds)
 	}
 	for _, d := range ds {
 		if strings.Contains(d.Reason, corpAddr) {
