@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -149,7 +151,26 @@ func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error
 	if r.Context().Err() != nil {
 		return // Claude gave up on the request; nobody is left to tell
 	}
-	apiError(w, http.StatusBadGateway, "api_error", fmt.Sprintf("the credential proxy cannot reach %s: %v", s.Upstream.Redacted(), err))
+	apiError(w, http.StatusBadGateway, "api_error", fmt.Sprintf("the credential proxy cannot reach %s: %s", s.Upstream.Redacted(), unreachable(err)))
+}
+
+// unreachable says why the API could not be reached. A certificate that
+// does not verify is described, not quoted: behind a proxy that inspects
+// TLS it is the proxy's, and its names and authority name the proxy.
+// envproxy's errors name nothing of the proxy already.
+func unreachable(err error) string {
+	var host x509.HostnameError
+	var unknown x509.UnknownAuthorityError
+	var cert *tls.CertificateVerificationError
+	switch {
+	case errors.As(err, &host):
+		return "its TLS certificate is not valid for " + host.Host
+	case errors.As(err, &unknown):
+		return "its TLS certificate is signed by an unknown authority"
+	case errors.As(err, &cert):
+		return "its TLS certificate does not verify"
+	}
+	return err.Error()
 }
 
 // apiError answers in the API's own error shape, so that Claude shows the
