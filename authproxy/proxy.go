@@ -84,6 +84,15 @@ func (s *Server) Serve(l net.Listener) error {
 				apiError(w, http.StatusUnauthorized, "authentication_error", "this request lacks the session token the sandbox was given; the credential proxy forwards nothing without it")
 				return
 			}
+			if !apiMethods[r.Method] {
+				w.Header().Set("Allow", "GET, HEAD, POST, DELETE")
+				apiError(w, http.StatusMethodNotAllowed, "invalid_request_error", "the credential proxy forwards only the API's methods (GET, HEAD, POST, DELETE), not "+r.Method)
+				return
+			}
+			if !underBase(r.URL.Path) {
+				apiError(w, http.StatusBadRequest, "invalid_request_error", "the credential proxy forwards only paths that stay under the API's base: no . or .. segment, backslash or percent sign once decoded")
+				return
+			}
 			// The upstream may answer before the request body has been read
 			// to its end; without full duplex the server would then drain
 			// and close the body under the transport, which aborts the
@@ -95,6 +104,30 @@ func (s *Server) Serve(l net.Listener) error {
 		ErrorLog:          quiet,
 	}
 	return srv.Serve(l)
+}
+
+// apiMethods are the methods of Anthropic's API, and HEAD, which is GET
+// without the body. The credential goes with no other: a server or gateway
+// that answers TRACE echoes the request back, credential and all, and
+// CONNECT asks a gateway for a tunnel.
+var apiMethods = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodDelete: true}
+
+// underBase reports whether a request's path, decoded, stays where it is
+// below the upstream's path prefix: a gateway that normalises it would
+// take a . or .. segment (Tomcat also "..;param"), a backslash (read as a
+// slash by some) or a percent sign left by a second encoding out of the
+// prefix, to its own paths, with the credential.
+func underBase(path string) bool {
+	if !strings.HasPrefix(path, "/") {
+		return false
+	}
+	for seg := range strings.SplitSeq(path[1:], "/") {
+		name, _, _ := strings.Cut(seg, ";")
+		if name == "." || name == ".." || strings.ContainsAny(seg, `\%`) {
+			return false
+		}
+	}
+	return true
 }
 
 // LastError is why the last refresh of a file login failed, nil when it
