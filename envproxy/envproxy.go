@@ -330,7 +330,7 @@ func Broken(p *Proxy, err error) error {
 	if !transportFailure(err) {
 		return failed("the upstream proxy (%s) gave no usable answer", p.Var)
 	}
-	return failed("the upstream proxy (%s) closed the connection: %s", p.Var, describe(err))
+	return failed("the upstream proxy (%s) did not answer: %s", p.Var, describe(err))
 }
 
 // transportFailure reports whether err is the connection's failure rather

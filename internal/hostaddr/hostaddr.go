@@ -144,6 +144,7 @@ func (p *Allowlist) AllowsName(host string, port int, access Access) bool {
 	return false
 }
 
+// opens reports whether the line lets access through to port.
 func (d Domain) opens(port int, access Access) bool {
 	if d.Port != 0 {
 		return port == d.Port
