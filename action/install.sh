@@ -1,11 +1,14 @@
 #!/bin/sh
 # The install step of the claude-sandbox GitHub Action (action.yml), run as
-# root on the runner: RELEASE USER. It downloads the release's static binary
-# for this machine from RELEASE, checks it against the release's SHA256SUMS
-# (a binary that does not match is never run), lets bwrap create user
-# namespaces on an Ubuntu 23.10+ runner, and runs the installer for USER
-# with the action's inputs (INPUT_* variables). The launcher's path goes to
-# the step's outputs as launcher.
+# root on the runner: RELEASE USER, with the release's checksums in
+# SHA256SUMS, which action.yml pins (not the release's own list, which
+# whoever could replace the binary could replace too). It downloads the
+# release's static binary for this machine from RELEASE over https only,
+# redirects too, checks it against its pinned checksum (a binary that does
+# not match is never run), lets bwrap create user namespaces on an Ubuntu
+# 23.10+ runner, and runs the installer for USER with the action's inputs
+# (INPUT_* variables). The launcher's path goes to the step's outputs as
+# launcher.
 set -eu
 set -f # input values are never globs
 release=$1
@@ -19,19 +22,23 @@ aarch64 | arm64) arch=arm64 ;;
 	;;
 esac
 bin=claude-sandbox-linux-$arch
+sum=$(printf '%s\n' "${SHA256SUMS:-}" | grep -x "[0-9a-f]\{64\}  $bin" || true)
+if [ -z "$sum" ]; then
+	echo "claude-sandbox: action.yml pins no checksum for $bin; nothing was installed" >&2
+	exit 1
+fi
+if ! command -v curl >/dev/null 2>&1; then
+	echo "claude-sandbox: the action needs curl, which downloads over https only; nothing was installed" >&2
+	exit 1
+fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fetch() {
-	if command -v curl >/dev/null 2>&1; then
-		curl -fsSL "$release/$1" -o "$dir/$1"
-	else
-		wget -q "$release/$1" -O "$dir/$1"
-	fi
-}
-fetch "$bin"
-fetch SHA256SUMS
-(cd "$dir" && grep " $bin\$" SHA256SUMS | sha256sum -c - >/dev/null) || {
-	echo "claude-sandbox: $bin does not match the release's SHA256SUMS; nothing was installed" >&2
+if ! curl -fsSL --proto '=https' --proto-redir '=https' "$release/$bin" -o "$dir/$bin"; then
+	echo "claude-sandbox: cannot download $bin from $release over https; nothing was installed" >&2
+	exit 1
+fi
+(cd "$dir" && printf '%s\n' "$sum" | sha256sum -c - >/dev/null) || {
+	echo "claude-sandbox: $bin does not match the checksum action.yml pins for it; nothing was installed" >&2
 	exit 1
 }
 chmod +x "$dir/$bin"

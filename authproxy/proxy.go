@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -82,6 +84,15 @@ func (s *Server) Serve(l net.Listener) error {
 				apiError(w, http.StatusUnauthorized, "authentication_error", "this request lacks the session token the sandbox was given; the credential proxy forwards nothing without it")
 				return
 			}
+			if !apiMethods[r.Method] {
+				w.Header().Set("Allow", "GET, HEAD, POST, DELETE")
+				apiError(w, http.StatusMethodNotAllowed, "invalid_request_error", "the credential proxy forwards only the API's methods (GET, HEAD, POST, DELETE), not "+r.Method)
+				return
+			}
+			if !underBase(r.URL.Path) {
+				apiError(w, http.StatusBadRequest, "invalid_request_error", "the credential proxy forwards only paths that stay under the API's base: no . or .. segment, backslash or percent sign once decoded")
+				return
+			}
 			// The upstream may answer before the request body has been read
 			// to its end; without full duplex the server would then drain
 			// and close the body under the transport, which aborts the
@@ -93,6 +104,30 @@ func (s *Server) Serve(l net.Listener) error {
 		ErrorLog:          quiet,
 	}
 	return srv.Serve(l)
+}
+
+// apiMethods are the methods of Anthropic's API, and HEAD, which is GET
+// without the body. The credential goes with no other: a server or gateway
+// that answers TRACE echoes the request back, credential and all, and
+// CONNECT asks a gateway for a tunnel.
+var apiMethods = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodDelete: true}
+
+// underBase reports whether a request's path, decoded, stays where it is
+// below the upstream's path prefix: a gateway that normalises it would
+// take a . or .. segment (Tomcat also "..;param"), a backslash (read as a
+// slash by some) or a percent sign left by a second encoding out of the
+// prefix, to its own paths, with the credential.
+func underBase(path string) bool {
+	if !strings.HasPrefix(path, "/") {
+		return false
+	}
+	for seg := range strings.SplitSeq(path[1:], "/") {
+		name, _, _ := strings.Cut(seg, ";")
+		if name == "." || name == ".." || strings.ContainsAny(seg, `\%`) {
+			return false
+		}
+	}
+	return true
 }
 
 // LastError is why the last refresh of a file login failed, nil when it
@@ -149,7 +184,26 @@ func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error
 	if r.Context().Err() != nil {
 		return // Claude gave up on the request; nobody is left to tell
 	}
-	apiError(w, http.StatusBadGateway, "api_error", fmt.Sprintf("the credential proxy cannot reach %s: %v", s.Upstream.Redacted(), err))
+	apiError(w, http.StatusBadGateway, "api_error", fmt.Sprintf("the credential proxy cannot reach %s: %s", s.Upstream.Redacted(), unreachable(err)))
+}
+
+// unreachable says why the API could not be reached. A certificate that
+// does not verify is described, not quoted: behind a proxy that inspects
+// TLS it is the proxy's, and its names and authority name the proxy.
+// envproxy's errors name nothing of the proxy already.
+func unreachable(err error) string {
+	var host x509.HostnameError
+	var unknown x509.UnknownAuthorityError
+	var cert *tls.CertificateVerificationError
+	switch {
+	case errors.As(err, &host):
+		return "its TLS certificate is not valid for " + host.Host
+	case errors.As(err, &unknown):
+		return "its TLS certificate is signed by an unknown authority"
+	case errors.As(err, &cert):
+		return "its TLS certificate does not verify"
+	}
+	return err.Error()
 }
 
 // apiError answers in the API's own error shape, so that Claude shows the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -422,5 +423,83 @@ func TestNewPlaceholder(t *testing.T) {
 	}
 	if a == b {
 		t.Errorf("two placeholders are both %q", a)
+	}
+}
+
+// raw sends a request line as written, with the session token, and
+// returns the status code and the whole answer.
+func raw(t *testing.T, base, method, target string) (int, string) {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(deadlock))
+	io.WriteString(c, method+" "+target+" HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer "+placeholder+"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	got, _ := io.ReadAll(c)
+	var code int
+	fmt.Sscanf(string(got), "HTTP/1.1 %d", &code)
+	return code, string(got)
+}
+
+// The credential goes only with the API's methods, to paths that stay
+// under the upstream's prefix: a gateway that echoes TRACE would hand the
+// key back, and one that normalises dot segments would take the key to
+// its own paths outside the prefix.
+func TestForwardsOnlyTheAPIsMethodsAndPaths(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		// An upstream that answers TRACE with the request, as RFC 9110
+		// describes, and anything else with where it arrived.
+		if r.Method == http.MethodTrace {
+			w.Header().Set("Content-Type", "message/http")
+			fmt.Fprintf(w, "TRACE %s\nX-Api-Key: %s\n", r.RequestURI, r.Header.Get("X-Api-Key"))
+			return
+		}
+		io.WriteString(w, r.Method+" "+r.RequestURI)
+	})
+	base, _ := startProxy(t, mustFind(t, []string{"ANTHROPIC_API_KEY=sk-ant-api03-real"}, t.TempDir()), up.URL+"/gateway/anthropic", "")
+
+	for _, c := range []struct{ method, target, want string }{
+		{"POST", "/v1/messages?beta=true", "POST /gateway/anthropic/v1/messages?beta=true"},
+		{"POST", "/v1/messages/count_tokens", "POST /gateway/anthropic/v1/messages/count_tokens"},
+		{"GET", "/v1/models", "GET /gateway/anthropic/v1/models"},
+		{"DELETE", "/v1/files/file_011CNha8iCJcU1wXNR6q4V8w", "DELETE /gateway/anthropic/v1/files/file_011CNha8iCJcU1wXNR6q4V8w"},
+		{"HEAD", "/v1/models", ""},
+	} {
+		code, got := raw(t, base, c.method, c.target)
+		if code != http.StatusOK || !strings.HasSuffix(got, "\r\n\r\n"+c.want) {
+			t.Errorf("%s %s: %d, answer %q; want 200 and %q", c.method, c.target, code, got, c.want)
+		}
+	}
+	calls := up.calls.Load()
+	for _, c := range []struct {
+		method, target string
+		code           int
+	}{
+		{"TRACE", "/v1/messages", http.StatusMethodNotAllowed},
+		{"CONNECT", "api.anthropic.com:443", http.StatusMethodNotAllowed},
+		{"OPTIONS", "/v1/messages", http.StatusMethodNotAllowed},
+		{"PUT", "/v1/messages", http.StatusMethodNotAllowed},
+		{"PATCH", "/v1/messages", http.StatusMethodNotAllowed},
+		{"GET", "/v1/../../admin", http.StatusBadRequest},
+		{"GET", "/v1/%2e%2e/%2E%2E/admin", http.StatusBadRequest},
+		{"GET", "/v1/.%2e/x", http.StatusBadRequest},
+		{"GET", "/v1/..%2f..%2fadmin", http.StatusBadRequest},
+		{"GET", "/v1/..%5c..%5cadmin", http.StatusBadRequest},
+		{"GET", "/v1/..\\..\\admin", http.StatusBadRequest},
+		{"GET", "/v1/..;/..;/admin", http.StatusBadRequest},
+		{"GET", "/v1/%252e%252e/admin", http.StatusBadRequest},
+		{"GET", "/./v1/models", http.StatusBadRequest},
+		{"POST", "/v1/messages/..", http.StatusBadRequest},
+		{"GET", "http://api.test/v1/../../admin", http.StatusBadRequest},
+	} {
+		code, got := raw(t, base, c.method, c.target)
+		if code != c.code || !strings.Contains(got, `"type":"invalid_request_error"`) || strings.Contains(got, "sk-ant-api03-real") {
+			t.Errorf("%s %s: %d, answer %q; want %d with an API error and no credential", c.method, c.target, code, got, c.code)
+		}
+	}
+	if n := up.calls.Load() - calls; n != 0 {
+		t.Errorf("the upstream got %d refused requests", n)
 	}
 }

@@ -77,10 +77,10 @@ func Classify(a netip.Addr) string {
 	return ""
 }
 
-// Check decides whether host:port may be reached and returns the addresses
-// to dial, in order. The error text is the reason for a refusal.
-func (p *Proxy) Check(ctx context.Context, host string, port int) ([]netip.Addr, error) {
-	if err := p.Policy.Allows(host, port); err != nil {
+// Check decides whether host:port may be reached by access and returns the
+// addresses to dial, in order. The error text is the reason for a refusal.
+func (p *Proxy) Check(ctx context.Context, host string, port int, access hostaddr.Access) ([]netip.Addr, error) {
+	if err := p.Policy.Allows(host, port, access); err != nil {
 		return nil, err
 	}
 	if a, err := netip.ParseAddr(host); err == nil {

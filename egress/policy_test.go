@@ -110,39 +110,41 @@ func TestCheck(t *testing.T) {
 		p      *Proxy
 		host   string
 		port   int
+		access hostaddr.Access
 		want   []string
 		reason string
 	}{
-		{strict, "public.test", 443, []string{"93.184.216.34"}, ""},
-		{strict, "PUBLIC.test.", 80, []string{"93.184.216.34"}, ""},
-		{strict, "public.test", 8080, nil, "not in the allowlist"},
-		{strict, "other.test", 443, nil, "not in the allowlist"},
-		{strict, "loop.test", 443, nil, "resolves to loopback address 127.0.0.1"},
-		{strict, "private.test", 443, nil, "resolves to private address 10.1.2.3"},
-		{strict, "metadata.test", 80, nil, "resolves to link-local (cloud metadata) address 169.254.169.254"},
-		{strict, "ec2v6.test", 80, nil, "resolves to unique-local (cloud metadata) address fd00:ec2::254"},
-		{strict, "mapped.test", 443, nil, "resolves to loopback address 127.0.0.1"},
-		{strict, "mixed.test", 443, []string{"93.184.216.34", "2606:4700::1111"}, ""},
-		{strict, "inside.test", 443, nil, "resolves to private address 10.0.0.5"},
-		{strict, "empty.test", 443, nil, "resolves to no address"},
-		{strict, "gone.test", 443, nil, "cannot resolve: no such host"},
-		{strict, "93.184.216.34", 443, nil, "IP address not in allow-ip"},
-		{strict, "127.0.0.1", 443, nil, "IP address not in allow-ip"},
-		{lenient, "loop.test", 443, []string{"127.0.0.1"}, ""},
-		{lenient, "private.test", 443, []string{"10.1.2.3"}, ""},
-		{lenient, "metadata.test", 80, []string{"169.254.169.254"}, ""},
-		{lenient, "ec2v6.test", 80, []string{"fd00:ec2::254"}, ""},
-		{lenient, "mapped.test", 443, []string{"127.0.0.1"}, ""},
-		{lenient, "mixed.test", 443, []string{"10.0.0.5", "93.184.216.34", "127.0.0.1", "2606:4700::1111"}, ""},
-		{lenient, "loop.test", 8080, nil, "not in the allowlist"}, // allow-ip does not widen a name's ports
-		{lenient, "127.0.0.1", 5432, []string{"127.0.0.1"}, ""},   // an allowed IP literal, any port
-		{lenient, "::ffff:127.0.0.1", 22, []string{"127.0.0.1"}, ""},
-		{lenient, "203.0.113.9", 443, []string{"203.0.113.9"}, ""},
-		{lenient, "127.0.0.2", 443, nil, "IP address not in allow-ip"},
-		{lenient, "::1", 443, nil, "IP address not in allow-ip"},
+		{strict, "public.test", 443, hostaddr.Tunnel, []string{"93.184.216.34"}, ""},
+		{strict, "PUBLIC.test.", 80, hostaddr.Request, []string{"93.184.216.34"}, ""},
+		{strict, "public.test", 80, hostaddr.Tunnel, nil, "a tunnel to port 80 needs allow-domain = public.test:80; plain http:// requests (GET http://public.test/) go through without it"},
+		{strict, "public.test", 8080, hostaddr.Tunnel, nil, "not in the allowlist"},
+		{strict, "other.test", 443, hostaddr.Tunnel, nil, "not in the allowlist"},
+		{strict, "loop.test", 443, hostaddr.Tunnel, nil, "resolves to loopback address 127.0.0.1"},
+		{strict, "private.test", 443, hostaddr.Tunnel, nil, "resolves to private address 10.1.2.3"},
+		{strict, "metadata.test", 80, hostaddr.Request, nil, "resolves to link-local (cloud metadata) address 169.254.169.254"},
+		{strict, "ec2v6.test", 80, hostaddr.Request, nil, "resolves to unique-local (cloud metadata) address fd00:ec2::254"},
+		{strict, "mapped.test", 443, hostaddr.Tunnel, nil, "resolves to loopback address 127.0.0.1"},
+		{strict, "mixed.test", 443, hostaddr.Tunnel, []string{"93.184.216.34", "2606:4700::1111"}, ""},
+		{strict, "inside.test", 443, hostaddr.Tunnel, nil, "resolves to private address 10.0.0.5"},
+		{strict, "empty.test", 443, hostaddr.Tunnel, nil, "resolves to no address"},
+		{strict, "gone.test", 443, hostaddr.Tunnel, nil, "cannot resolve: no such host"},
+		{strict, "93.184.216.34", 443, hostaddr.Tunnel, nil, "IP address not in allow-ip"},
+		{strict, "127.0.0.1", 443, hostaddr.Tunnel, nil, "IP address not in allow-ip"},
+		{lenient, "loop.test", 443, hostaddr.Tunnel, []string{"127.0.0.1"}, ""},
+		{lenient, "private.test", 443, hostaddr.Tunnel, []string{"10.1.2.3"}, ""},
+		{lenient, "metadata.test", 80, hostaddr.Request, []string{"169.254.169.254"}, ""},
+		{lenient, "ec2v6.test", 80, hostaddr.Request, []string{"fd00:ec2::254"}, ""},
+		{lenient, "mapped.test", 443, hostaddr.Tunnel, []string{"127.0.0.1"}, ""},
+		{lenient, "mixed.test", 443, hostaddr.Tunnel, []string{"10.0.0.5", "93.184.216.34", "127.0.0.1", "2606:4700::1111"}, ""},
+		{lenient, "loop.test", 8080, hostaddr.Tunnel, nil, "not in the allowlist"}, // allow-ip does not widen a name's ports
+		{lenient, "127.0.0.1", 5432, hostaddr.Tunnel, []string{"127.0.0.1"}, ""},   // an allowed IP literal, any port
+		{lenient, "::ffff:127.0.0.1", 22, hostaddr.Tunnel, []string{"127.0.0.1"}, ""},
+		{lenient, "203.0.113.9", 443, hostaddr.Tunnel, []string{"203.0.113.9"}, ""},
+		{lenient, "127.0.0.2", 443, hostaddr.Tunnel, nil, "IP address not in allow-ip"},
+		{lenient, "::1", 443, hostaddr.Tunnel, nil, "IP address not in allow-ip"},
 	}
 	for _, tt := range tests {
-		addrs, err := tt.p.Check(context.Background(), tt.host, tt.port)
+		addrs, err := tt.p.Check(context.Background(), tt.host, tt.port, tt.access)
 		var got []string
 		for _, a := range addrs {
 			got = append(got, a.String())
@@ -152,7 +154,7 @@ func TestCheck(t *testing.T) {
 			reason = err.Error()
 		}
 		if !slices.Equal(got, tt.want) || reason != tt.reason {
-			t.Errorf("Check(%q, %d) with IPs %v = %v, %q; want %v, %q", tt.host, tt.port, tt.p.Policy.IPs, got, reason, tt.want, tt.reason)
+			t.Errorf("Check(%q, %d, %d) with IPs %v = %v, %q; want %v, %q", tt.host, tt.port, tt.access, tt.p.Policy.IPs, got, reason, tt.want, tt.reason)
 		}
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/netip"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -54,18 +56,12 @@ func (p *Proxy) Serve(l net.Listener) error {
 			}
 		},
 		ModifyResponse: func(resp *http.Response) error {
-			c, _ := resp.Request.Context().Value(checkedKey{}).(checked)
-			if c.via == nil {
-				return nil
-			}
-			// What the upstream proxy says about itself stays outside.
-			resp.Header.Del("Via")
-			if resp.StatusCode == http.StatusProxyAuthRequired {
-				return envproxy.Refusal(c.via, resp.StatusCode, resp.Status)
+			if c, _ := resp.Request.Context().Value(checkedKey{}).(checked); c.via != nil {
+				return fromUpstream(resp, c.via)
 			}
 			return nil
 		},
-		Transport: &http.Transport{
+		Transport: upstreamHintsCleared{&http.Transport{
 			// Only to the launching environment's proxy, for a request
 			// whose destination it covers.
 			Proxy: func(r *http.Request) (*url.URL, error) {
@@ -78,14 +74,20 @@ func (p *Proxy) Serve(l net.Listener) error {
 			DisableCompression: true, // pass bodies as the client asked, without a decoder per response
 			MaxIdleConns:       16,   // idle upstream connections hold buffers in the launcher
 			IdleConnTimeout:    30 * time.Second,
-		},
+		}},
 		FlushInterval: -1,
 		ErrorLog:      quiet,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			// The transport wraps a failure to reach the upstream proxy
-			// in a "proxyconnect tcp" error of its own; ours says it.
-			if op := (*net.OpError)(nil); errors.As(err, &op) && op.Op == "proxyconnect" {
-				err = op.Err
+			// Through the upstream proxy, net/http's own text may quote
+			// what the proxy wrote; envproxy's errors say what failed
+			// without it.
+			var pe *envproxy.Error
+			c, _ := r.Context().Value(checkedKey{}).(checked)
+			switch {
+			case errors.As(err, &pe):
+				err = pe
+			case c.via != nil:
+				err = envproxy.Broken(c.via, err)
 			}
 			host, port, _ := target(r.URL)
 			p.refuse(w, http.StatusBadGateway, host, port, err.Error())
@@ -128,15 +130,83 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := checked{port: port, via: h.p.Upstream.ForHTTP(host, port)}
 	var err error
 	if c.via != nil {
-		err = h.p.Policy.Allows(host, port)
+		err = h.p.Policy.Allows(host, port, hostaddr.Request)
 	} else {
-		c.addrs, err = h.p.Check(r.Context(), host, port)
+		c.addrs, err = h.p.Check(r.Context(), host, port, hostaddr.Request)
 	}
 	if err != nil {
 		h.p.refuse(w, http.StatusForbidden, host, port, err.Error())
 		return
 	}
+	// The proxy writes the Host it checked, so the request reaches that
+	// host. After a switch of protocols it no longer writes anything: a
+	// WebSocket stays with the host, but HTTP/2 (h2c) would carry requests
+	// that each name a host of their own. The request goes without it.
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		r.Header.Del("Upgrade")
+	}
 	h.forward.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, c)))
+}
+
+// relayed are the headers of a plain http:// answer through the upstream
+// proxy that reach the client: what a client needs of an answer's body,
+// caching, redirect and protocol switch. Any other may be the proxy's, and
+// its own name it (X-Cache, Via, Proxy-Agent, Server, Warning).
+var relayed = []string{
+	"Accept-Ranges", "Age", "Cache-Control", "Connection", "Content-Disposition",
+	"Content-Encoding", "Content-Language", "Content-Length", "Content-Range",
+	"Content-Type", "Date", "Etag", "Expires", "Last-Modified", "Location",
+	"Retry-After", "Sec-Websocket-Accept", "Sec-Websocket-Extensions",
+	"Sec-Websocket-Protocol", "Upgrade", "Vary",
+}
+
+// fromUpstream keeps of a plain http:// answer through the upstream proxy
+// what can only be the origin's, or carries nothing of the proxy's: the
+// status code, and for an answer that is not an error, the relayed headers
+// and the body. An error may be the proxy's own page, which names it and
+// often its user; the client gets the launcher's text in its place.
+func fromUpstream(resp *http.Response, via *envproxy.Proxy) error {
+	if resp.StatusCode == http.StatusProxyAuthRequired {
+		return envproxy.Refusal(via, resp.StatusCode)
+	}
+	kept := make(http.Header, len(relayed))
+	for _, k := range relayed {
+		if v, ok := resp.Header[k]; ok {
+			kept[k] = v
+		}
+	}
+	resp.Header = kept
+	resp.Trailer = nil
+	if resp.StatusCode < 400 {
+		return nil
+	}
+	resp.Body.Close()
+	host, port, _ := target(resp.Request.URL)
+	text := fmt.Sprintf("claude-sandbox: %s answered %s through the upstream proxy (%s); the answer's headers and body stay outside, as they may be the proxy's own\n",
+		net.JoinHostPort(host, strconv.Itoa(port)), envproxy.StatusText(resp.StatusCode), via.Var)
+	resp.Body = io.NopCloser(strings.NewReader(text))
+	resp.ContentLength = int64(len(text))
+	resp.Header = http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Content-Length": {strconv.Itoa(len(text))}}
+	return nil
+}
+
+// upstreamHintsCleared clears the headers of the informational answers
+// (100 Continue, 103 Early Hints) to a request through the upstream proxy,
+// which ReverseProxy passes on as they come and the proxy may have written.
+type upstreamHintsCleared struct{ http.RoundTripper }
+
+func (t upstreamHintsCleared) RoundTrip(r *http.Request) (*http.Response, error) {
+	if c, _ := r.Context().Value(checkedKey{}).(checked); c.via != nil {
+		// A trace added later runs first, on the map ReverseProxy's own
+		// hook then copies.
+		r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
+			Got1xxResponse: func(_ int, h textproto.MIMEHeader) error {
+				clear(h)
+				return nil
+			},
+		}))
+	}
+	return t.RoundTripper.RoundTrip(r)
 }
 
 // target is the destination of an absolute http:// URL.
@@ -225,7 +295,7 @@ func closeWrite(c net.Conn) {
 // to connect.
 func (p *Proxy) open(ctx context.Context, host string, port int) (net.Conn, int, error) {
 	if via := p.Upstream.ForTunnel(host, port); via != nil {
-		if err := p.Policy.Allows(host, port); err != nil {
+		if err := p.Policy.Allows(host, port, hostaddr.Tunnel); err != nil {
 			return nil, http.StatusForbidden, err
 		}
 		c, err := envproxy.Tunnel(ctx, p.dialer(), via, net.JoinHostPort(host, strconv.Itoa(port)))
@@ -234,7 +304,7 @@ func (p *Proxy) open(ctx context.Context, host string, port int) (net.Conn, int,
 		}
 		return c, 0, nil
 	}
-	addrs, err := p.Check(ctx, host, port)
+	addrs, err := p.Check(ctx, host, port, hostaddr.Tunnel)
 	if err != nil {
 		return nil, http.StatusForbidden, err
 	}

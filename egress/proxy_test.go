@@ -401,3 +401,111 @@ func TestDialsCheckedAddressesInOrder(t *testing.T) {
 		t.Errorf("dial failures were recorded as denials: %+v", ds)
 	}
 }
+
+// frontEnd plays a shared front end on loopback, such as a CDN's edge,
+// which serves many sites from one address and routes plain HTTP by its
+// Host: it answers with the Host it was asked for. A request that asks to
+// switch protocols gets 101, after which the front end reads the next line
+// raw, as a connection of the new protocol would carry it.
+func frontEnd(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		up := r.Header.Get("Upgrade")
+		if up == "" {
+			io.WriteString(w, "SITE "+r.Host)
+			return
+		}
+		c, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "+up+"\r\n\r\n")
+		line, _ := buf.ReadString('\n')
+		io.WriteString(c, "AFTER "+up+" "+line)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String()
+}
+
+// frontEndProxy allows edge.test as a line without a port and open80.test
+// with port 80, both on the front end: port 80 of 127.0.0.1 is dialled at
+// the front end's address.
+func frontEndProxy(t *testing.T) (*Proxy, string) {
+	t.Helper()
+	edge := frontEnd(t)
+	p := &Proxy{
+		Policy: Policy{
+			Domains: []hostaddr.Domain{{Host: "edge.test"}, {Host: "open80.test", Port: 80}},
+			IPs:     []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+		},
+		Resolve: fakeDNS(map[string][]string{"edge.test": {"127.0.0.1"}, "open80.test": {"127.0.0.1"}}),
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr != "127.0.0.1:80" {
+				return nil, errors.New("only port 80 in this test")
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, edge)
+		},
+		Log: &Log{Path: filepath.Join(t.TempDir(), "denials.log")},
+	}
+	return p, startProxy(t, p)
+}
+
+// Plain HTTP in a tunnel names whatever host the client writes inside, and
+// a front end routes by it: a line without a port does not open port 80 to
+// tunnels, only to plain requests, whose Host the proxy writes itself. A
+// line that names port 80 opens it to both.
+func TestTunnelToPort80(t *testing.T) {
+	p, proxy := frontEndProxy(t)
+	inner := "GET / HTTP/1.1\r\nHost: other-site.test\r\nConnection: close\r\n\r\n"
+
+	_, _, resp := connect(t, proxy, "edge.test:80", inner)
+	const reason = "a tunnel to port 80 needs allow-domain = edge.test:80; plain http:// requests (GET http://edge.test/) go through without it"
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(DeniedHeader) != reason {
+		t.Errorf("CONNECT edge.test:80: %s %q, want 403 %q", resp.Status, resp.Header.Get(DeniedHeader), reason)
+	}
+	if ds, _ := Recent(p.Log.Path, 10); len(ds) != 1 || ds[0].Host != "edge.test" || ds[0].Port != 80 || ds[0].Reason != reason {
+		t.Errorf("denials %+v, want the tunnel to edge.test:80", ds)
+	}
+
+	_, br, resp := connect(t, proxy, "open80.test:80", inner)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT open80.test:80: %s, want 200 (its line names port 80)", resp.Status)
+	}
+	in, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(in.Body)
+	if string(body) != "SITE other-site.test" {
+		t.Errorf("through the tunnel the front end answered %q", body)
+	}
+}
+
+// A plain request reaches the host the proxy checked, whatever Host header
+// the client adds, and may switch protocols only to a WebSocket, which
+// stays with that host: after a switch to HTTP/2 (h2c) every request would
+// name a host of its own, unread by the proxy.
+func TestPlainRequestKeepsCheckedHost(t *testing.T) {
+	_, proxy := frontEndProxy(t)
+	ask := func(extra string) (*http.Response, string) {
+		t.Helper()
+		c, br, resp := send(t, proxy, "GET http://edge.test/ HTTP/1.1\r\nHost: other-site.test\r\n"+extra+"\r\n", http.MethodGet)
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			io.WriteString(c, "GET / HTTP/1.1\n")
+			line, _ := br.ReadString('\n')
+			return resp, line
+		}
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
+	if resp, body := ask("Connection: close\r\n"); resp.StatusCode != http.StatusOK || body != "SITE edge.test" {
+		t.Errorf("GET http://edge.test/ with Host: other-site.test: %s %q, want the front end to see edge.test", resp.Status, body)
+	}
+	if resp, body := ask("Connection: Upgrade\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n"); resp.StatusCode != http.StatusOK || body != "SITE edge.test" {
+		t.Errorf("GET with Upgrade: h2c: %s %q, want an answer without the switch", resp.Status, body)
+	}
+	if resp, line := ask("Connection: Upgrade\r\nUpgrade: websocket\r\n"); resp.StatusCode != http.StatusSwitchingProtocols || line != "AFTER websocket GET / HTTP/1.1\n" {
+		t.Errorf("GET with Upgrade: websocket: %s %q, want the switch carried", resp.Status, line)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/envproxy/proxytest"
@@ -87,12 +88,17 @@ func TestUpstreamProxy(t *testing.T) {
 		t.Errorf("the upstream proxy's Via reached the client: %q", v)
 	}
 
-	// The allowlist decides first: a name it refuses never reaches the
+	// The allowlist decides first: a name it refuses, or a tunnel to port
+	// 80 of a name without that port in its line, never reaches the
 	// upstream proxy. NO_PROXY's name is dialled directly, after the
 	// launcher's own lookup (which fails here).
 	_, _, resp = connect(t, proxy, "denied.test:443", "")
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(DeniedHeader) != "not in the allowlist" {
 		t.Errorf("CONNECT denied.test:443: %s %q, want 403 not in the allowlist", resp.Status, resp.Header.Get(DeniedHeader))
+	}
+	_, _, resp = connect(t, proxy, "allowed.test:80", "")
+	if resp.StatusCode != http.StatusForbidden || !strings.HasPrefix(resp.Header.Get(DeniedHeader), "a tunnel to port 80 needs allow-domain = allowed.test:80") {
+		t.Errorf("CONNECT allowed.test:80: %s %q, want 403 naming the line it needs", resp.Status, resp.Header.Get(DeniedHeader))
 	}
 	resp, err = proxyClient(proxy).Get("http://denied.test/")
 	if err != nil {
@@ -111,8 +117,8 @@ func TestUpstreamProxy(t *testing.T) {
 		t.Errorf("the upstream proxy carried %q, want %q", got, want)
 	}
 	ds, _ := Recent(p.Log.Path, 10)
-	if len(ds) != 3 {
-		t.Errorf("denials %+v, want the three refusals", ds)
+	if len(ds) != 4 {
+		t.Errorf("denials %+v, want the four refusals", ds)
 	}
 	for _, d := range ds {
 		if strings.Contains(d.Reason, corpAddr) {
@@ -175,5 +181,95 @@ func TestUpstreamProxyUnreachable(t *testing.T) {
 	_, _, resp = connect(t, proxy, "allowed.test:443", "")
 	if want := strings.ReplaceAll(want, "HTTP_PROXY", "HTTPS_PROXY"); resp.StatusCode != http.StatusBadGateway || resp.Header.Get(DeniedHeader) != want {
 		t.Errorf("CONNECT: %s %q, want 502 %q", resp.Status, resp.Header.Get(DeniedHeader), want)
+	}
+}
+
+// Nothing the corporate proxy says about itself reaches the sandbox but a
+// status code: not the headers it adds to what it relays (X-Cache, Via,
+// an early hint's), not the status line, headers and page of its own
+// refusals, which name it and the user, not an answer that is not HTTP.
+// The origin's own answer, and its headers that clients need, pass.
+func TestUpstreamProxySaysNothingOfItself(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/x-origin")
+		w.Header().Set("Last-Modified", "Tue, 01 Dec 2026 10:00:00 GMT")
+		w.Header().Set("X-Origin-Private", "o")
+		if r.URL.Path == "/missing" {
+			w.WriteHeader(http.StatusNotFound)
+		}
+		io.WriteString(w, "ORIGIN "+r.URL.Path)
+	}))
+	t.Cleanup(origin.Close)
+	corp := &proxytest.Server{User: "alice", Password: "s3cret", Origin: origin.Listener.Addr().String(), Refuse: "refused.test", NotHTTP: "garbled.test", EarlyHints: true}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go corp.Serve(l)
+	env := "http://alice:s3cret@" + l.Addr().String()
+	settings, err := envproxy.FromEnviron([]string{"HTTPS_PROXY=" + env, "HTTP_PROXY=" + env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{
+		Policy:   Policy{Domains: []hostaddr.Domain{{Host: "allowed.test"}, {Host: "refused.test"}, {Host: "garbled.test"}}},
+		Resolve:  noDNS,
+		Log:      &Log{Path: filepath.Join(t.TempDir(), "denials.log")},
+		Upstream: settings,
+	}
+	proxy := startProxy(t, p)
+
+	// plain sends a plain request and returns everything that came back,
+	// 1xx answers included.
+	plain := func(target string) string {
+		t.Helper()
+		c, err := net.Dial("tcp", proxy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "GET "+target+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		got, _ := io.ReadAll(c)
+		return string(got)
+	}
+	// The proxy relays the origin's answers after an early hint of its own.
+	const hint = "HTTP/1.1 103 Early Hints\r\n\r\n"
+	for _, tc := range []struct{ target, status, has string }{
+		{"http://allowed.test/plain", hint + "HTTP/1.1 200 OK\r\n", "\r\n\r\nORIGIN /plain"},
+		{"http://allowed.test/missing", hint + "HTTP/1.1 404 Not Found\r\n", "\r\n\r\nclaude-sandbox: allowed.test:80 answered 404 Not Found through the upstream proxy (HTTP_PROXY); the answer's headers and body stay outside, as they may be the proxy's own\n"},
+		{"http://refused.test/", "HTTP/1.1 403 Forbidden\r\n", "\r\n\r\nclaude-sandbox: refused.test:80 answered 403 Forbidden through the upstream proxy (HTTP_PROXY); the answer's headers and body stay outside, as they may be the proxy's own\n"},
+		{"http://garbled.test/", "HTTP/1.1 502 Bad Gateway\r\n", "\r\nX-Claude-Sandbox-Denied: the upstream proxy (HTTP_PROXY) gave no usable answer\r\n"},
+	} {
+		got := plain(tc.target)
+		if !strings.HasPrefix(got, tc.status) || !strings.Contains(got, tc.has) {
+			t.Errorf("GET %s: got\n%s\nwant %q and %q", tc.target, got, tc.status, tc.has)
+		}
+		for _, secret := range []string{proxytest.Name, "alice", "squid", "X-Cache", "X-Origin-Private"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("GET %s: the answer has %q:\n%s", tc.target, secret, got)
+			}
+		}
+	}
+	if got := plain("http://allowed.test/plain"); !strings.Contains(got, "Content-Type: text/x-origin\r\n") || !strings.Contains(got, "Last-Modified: Tue, 01 Dec 2026 10:00:00 GMT\r\n") {
+		t.Errorf("the origin's Content-Type and Last-Modified did not pass:\n%s", got)
+	}
+
+	for target, want := range map[string]string{
+		"refused.test:443": "the upstream proxy (HTTPS_PROXY) refused: 403 Forbidden",
+		"garbled.test:443": "the upstream proxy (HTTPS_PROXY) answered CONNECT with something other than HTTP",
+	} {
+		_, _, resp := connect(t, proxy, target, "")
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusBadGateway || resp.Header.Get(DeniedHeader) != want {
+			t.Errorf("CONNECT %s: %s %q, want 502 %q", target, resp.Status, resp.Header.Get(DeniedHeader), want)
+		}
+		if strings.Contains(string(body), proxytest.Name) || strings.Contains(resp.Header.Get(DeniedHeader), proxytest.Name) {
+			t.Errorf("CONNECT %s: the refusal names the proxy: %q", target, body)
+		}
+	}
+	if ds, _ := Recent(p.Log.Path, 10); len(ds) != 0 {
+		t.Errorf("the upstream proxy's answers were recorded as denials: %+v", ds)
 	}
 }

@@ -13,10 +13,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -240,9 +242,18 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // handshakeTimeout bounds the CONNECT exchange with the upstream proxy.
 const handshakeTimeout = 30 * time.Second
 
+// Error is a failure of an upstream proxy, in words of the launcher's own:
+// the variable that names the proxy and the status code it answered, never
+// its address, its credentials or anything it wrote, which may name it or
+// its user.
+type Error struct{ msg string }
+
+func (e *Error) Error() string { return e.msg }
+
+func failed(format string, args ...any) *Error { return &Error{fmt.Sprintf(format, args...)} }
+
 // Tunnel opens a tunnel through p to target (HOST:PORT, the name as the
-// client gave it: the upstream proxy resolves it). The error says what
-// failed without p's address or credentials.
+// client gave it: the upstream proxy resolves it). A failure is an *Error.
 func Tunnel(ctx context.Context, dial DialFunc, p *Proxy, target string) (net.Conn, error) {
 	c, err := dial(ctx, "tcp", p.Addr)
 	if err != nil {
@@ -259,17 +270,22 @@ func Tunnel(ctx context.Context, dial DialFunc, p *Proxy, target string) (net.Co
 	}
 	if _, err := c.Write([]byte(req + "\r\n")); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("the upstream proxy (%s) closed the connection: %s", p.Var, bare(err))
+		return nil, failed("the upstream proxy (%s) closed the connection: %s", p.Var, describe(err))
 	}
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("the upstream proxy (%s) gave no answer to CONNECT: %s", p.Var, bare(err))
+		if !transportFailure(err) {
+			// net/http quotes what it could not parse.
+			return nil, failed("the upstream proxy (%s) answered CONNECT with something other than HTTP", p.Var)
+		}
+		return nil, failed("the upstream proxy (%s) gave no answer to CONNECT: %s", p.Var, describe(err))
 	}
-	// The body of a refusal is the upstream proxy's page, which may name
-	// it; a 2xx to CONNECT has none, the tunnel follows.
-	if err := Refusal(p, resp.StatusCode, resp.Status); err != nil {
+	// Only the status code of a refusal is the launcher's to pass on: the
+	// reason phrase, the headers and the page are the proxy's, and may
+	// name it. A 2xx to CONNECT has no body, the tunnel follows.
+	if err := Refusal(p, resp.StatusCode); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -282,33 +298,66 @@ func Tunnel(ctx context.Context, dial DialFunc, p *Proxy, target string) (net.Co
 	return c, nil
 }
 
-// Refusal is the error for an upstream proxy's answer: nil for a 2xx, and
-// for 407 one that says whether the variable carries credentials.
-func Refusal(p *Proxy, code int, status string) error {
+// Refusal is the error for an upstream proxy's status code: nil for a 2xx,
+// and for 407 one that says whether the variable carries credentials.
+func Refusal(p *Proxy, code int) error {
+	status := StatusText(code)
 	switch {
 	case code/100 == 2:
 		return nil
 	case code == http.StatusProxyAuthRequired && p.URL.User == nil:
-		return fmt.Errorf("the upstream proxy (%s) asks for credentials (%s), and %s names none: write http://USER:PASSWORD@HOST:PORT", p.Var, status, p.Var)
+		return failed("the upstream proxy (%s) asks for credentials (%s), and %s names none: write http://USER:PASSWORD@HOST:PORT", p.Var, status, p.Var)
 	case code == http.StatusProxyAuthRequired:
-		return fmt.Errorf("the upstream proxy (%s) refused the credentials %s names (%s)", p.Var, p.Var, status)
+		return failed("the upstream proxy (%s) refused the credentials %s names (%s)", p.Var, p.Var, status)
 	}
-	return fmt.Errorf("the upstream proxy (%s) refused: %s", p.Var, status)
+	return failed("the upstream proxy (%s) refused: %s", p.Var, status)
 }
 
-// DialError is the error for a failed connection to p, without net's
-// "dial tcp ADDR:" prefix, which would name it.
+// StatusText is a status line's code and the standard reason phrase for
+// it, not the one the proxy wrote.
+func StatusText(code int) string {
+	return strings.TrimSpace(strconv.Itoa(code) + " " + http.StatusText(code))
+}
+
+// DialError is the error for a failed connection to p.
 func DialError(p *Proxy, err error) error {
-	return fmt.Errorf("cannot reach the upstream proxy (%s): %s", p.Var, bare(err))
+	return failed("cannot reach the upstream proxy (%s): %s", p.Var, describe(err))
 }
 
-// bare drops net's "dial tcp ADDR:" prefix, which would name the proxy.
-func bare(err error) string {
-	var op *net.OpError
-	if errors.As(err, &op) {
-		err = op.Err
+// Broken is the error for an exchange with p that failed once connected:
+// net/http's own text may quote what the proxy wrote.
+func Broken(p *Proxy, err error) error {
+	if !transportFailure(err) {
+		return failed("the upstream proxy (%s) gave no usable answer", p.Var)
 	}
-	return err.Error()
+	return failed("the upstream proxy (%s) did not answer: %s", p.Var, describe(err))
+}
+
+// transportFailure reports whether err is the connection's failure rather
+// than something the proxy wrote.
+func transportFailure(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// describe says what failed in words that cannot name the proxy: net's
+// errors carry its address ("dial tcp ADDR:"), a failed lookup its name
+// and the resolver's address.
+func describe(err error) string {
+	var dns *net.DNSError
+	var sys *os.SyscallError
+	var ne net.Error
+	switch {
+	case errors.As(err, &dns):
+		return "its name does not resolve"
+	case errors.As(err, &sys):
+		return sys.Error() // "connect: connection refused"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timed out"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "end of stream"
+	}
+	return "the connection failed"
 }
 
 // prefixed is a tunnel whose first bytes were read with the proxy's answer.

@@ -2,6 +2,7 @@ package envproxy
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"strings"
@@ -153,6 +154,49 @@ func TestTunnel(t *testing.T) {
 		_, err := Tunnel(context.Background(), direct, s.HTTPS, "registry.example:443")
 		if err == nil || err.Error() != want {
 			t.Errorf("%s: error %v, want %q", env, err, want)
+		}
+	}
+}
+
+// What reaches the sandbox of an upstream proxy's failure names the
+// variable and a status code, never what the proxy wrote (its reason
+// phrase, a line that is not HTTP) nor its name from a failed lookup.
+func TestTunnelErrorsNameNothingOfTheProxy(t *testing.T) {
+	s := &proxytest.Server{Origin: origin(t), Refuse: "refused.example", NotHTTP: "garbled.example"}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go s.Serve(l)
+	settings, err := FromEnviron([]string{"HTTPS_PROXY=http://" + proxytest.Name + ":3128"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The proxy is named by its host name; the dialer serves it from
+	// loopback, or fails its lookup as a resolver would.
+	dial := func(_ context.Context, network, addr string) (net.Conn, error) {
+		if addr != proxytest.Name+":3128" {
+			t.Errorf("dialled %s, want the proxy", addr)
+		}
+		return net.Dial(network, l.Addr().String())
+	}
+	noName := func(_ context.Context, network, addr string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: proxytest.Name, Server: "10.9.9.9:53", IsNotFound: true}}
+	}
+	for _, c := range []struct {
+		dial   DialFunc
+		target string
+		want   string
+	}{
+		{dial, "refused.example:443", "the upstream proxy (HTTPS_PROXY) refused: 403 Forbidden"},
+		{dial, "garbled.example:443", "the upstream proxy (HTTPS_PROXY) answered CONNECT with something other than HTTP"},
+		{noName, "registry.example:443", "cannot reach the upstream proxy (HTTPS_PROXY): its name does not resolve"},
+	} {
+		_, err := Tunnel(context.Background(), c.dial, settings.HTTPS, c.target)
+		var pe *Error
+		if err == nil || err.Error() != c.want || !errors.As(err, &pe) {
+			t.Errorf("CONNECT %s: error %v, want the *Error %q", c.target, err, c.want)
 		}
 	}
 }

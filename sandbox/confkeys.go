@@ -113,7 +113,7 @@ var confKeys = []ConfKey{
 	{
 		Name: "allow-domain", Kind: KeyRepeatable, Arg: "HOST[:PORT]", check: quoted(hostaddr.ParseDomain),
 		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowDomain }),
-		Feature: "allowDomain", FeatureHelp: "Comma-separated HOST or HOST:PORT the allowlist proxy lets through (conf allow-domain), such as the package registries the team needs: registry.npmjs.org,proxy.golang.org,github.com. *.example.com is any subdomain of example.com, not example.com itself; without a port, 80 and 443.",
+		Feature: "allowDomain", FeatureHelp: "Comma-separated HOST or HOST:PORT the allowlist proxy lets through (conf allow-domain), such as the package registries the team needs: registry.npmjs.org,proxy.golang.org,github.com. *.example.com is any subdomain of example.com, not example.com itself; without a port, HTTPS and plain http:// requests, but no tunnel to port 80 (HOST:80 opens one).",
 	},
 	{
 		Name: "allow-preset", Kind: KeyRepeatable, Arg: "NAME[,NAME...]", check: checkPresets,

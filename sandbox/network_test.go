@@ -49,7 +49,7 @@ func TestEgressPolicyClaudeHosts(t *testing.T) {
 	}
 }
 
-// A preset stands for its hosts, on ports 80 and 443, after the admin's
+// A preset stands for its hosts as lines without a port, after the admin's
 // own allow-domain lines.
 func TestEgressPolicyPresets(t *testing.T) {
 	c, err := ParseConf("test.conf", strings.NewReader("allow-preset = pypi, go\nallow-domain = example.com:8443\n"))

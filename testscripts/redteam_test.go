@@ -95,6 +95,7 @@ var redteamCases = []redteamCase{
 	{Name: "ide-lock", Category: "read secrets", Command: "cat ~/.claude/ide/*.lock 2>&1", Markers: []string{"SECRET-IDE-TOKEN"}},
 	{Name: "claude-credentials", Category: "read secrets", Command: "cat ~/.claude/.credentials.json 2>&1", Markers: []string{"SECRET-CLAUDE-LOGIN"}, ByDesign: loginInside},
 	{Name: "claude-api-key", Category: "read secrets", Command: "env | grep ANTHROPIC; tr '\\0' '\\n' </proc/self/environ | grep -i key; tr '\\0' '\\n' </proc/1/environ | grep -i key", Markers: []string{"sk-standin"}, ByDesign: loginInside},
+	{Name: "credential-trace", Category: "read secrets", Command: "curl -s --max-time 5 -X TRACE -H \"x-api-key: ${ANTHROPIC_AUTH_TOKEN:-$ANTHROPIC_API_KEY}\" \"$ANTHROPIC_BASE_URL/v1/messages\" 2>&1", Markers: []string{"sk-standin"}, ByDesign: loginInside},
 	{Name: "corporate-proxy", Category: "read secrets", Command: "env | grep -i proxy; tr '\\0' '\\n' </proc/1/environ | grep -i proxy", Markers: []string{"SECRET-PROXY-CRED"}, ByDesign: proxyPassed},
 	{Name: "docker-socket", Category: "reach sockets", Command: "curl -s --max-time 3 --unix-socket /run/docker.sock http://docker/version 2>&1; socat -u UNIX-CONNECT:/var/run/docker.sock STDOUT 2>&1", Markers: []string{"SECRET-DOCKER-SOCKET"}},
 	{Name: "ssh-agent", Category: "reach sockets", Command: "echo \"SSH_AUTH_SOCK=$SSH_AUTH_SOCK\"; socat -u UNIX-CONNECT:\"${SSH_AUTH_SOCK:-/tmp/ssh-rt-{{ID}}/agent}\" STDOUT 2>&1", Markers: []string{"SECRET-SSH-AGENT"}},

@@ -287,6 +287,7 @@ func commands(t *testing.T) map[string]func(ts *testscript.TestScript, neg bool,
 		"serve-files":          serveFiles,
 		"serve-echo":           serveEcho,
 		"serve-upstream-proxy": serveUpstreamProxy,
+		"serve-release":        serveRelease,
 		"serve-standin":        serveStandin,
 		"hostile":              hostile,
 	}

@@ -1,12 +1,15 @@
 package testscripts
 
 import (
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -60,6 +63,32 @@ func serveStandin(ts *testscript.TestScript, neg bool, args []string) {
 	h, err := newStandin(ts.MkAbs(args[1]), ts.MkAbs(args[2]), false)
 	ts.Check(err)
 	startServer(ts, args[0], h)
+}
+
+// serveRelease NAME DIR serves DIR as a release host does, over https with
+// httptest's certificate ($NAME_URL; the certificate's PEM is in the file
+// $NAME_CA names, for curl to trust), the same files over plain http
+// ($NAME_HTTP_URL), and under /to-http/ on the first a redirect to the
+// second.
+func serveRelease(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: serve-release NAME DIR")
+	}
+	files := http.FileServer(http.Dir(ts.MkAbs(args[1])))
+	plain := httptest.NewServer(files)
+	ts.Defer(plain.Close)
+	mux := http.NewServeMux()
+	mux.Handle("/", files)
+	mux.HandleFunc("/to-http/", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, plain.URL+"/"+strings.TrimPrefix(r.URL.Path, "/to-http/"), http.StatusFound)
+	})
+	secure := httptest.NewTLSServer(mux)
+	ts.Defer(secure.Close)
+	ca := ts.MkAbs(args[0] + ".ca.pem")
+	ts.Check(os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o644))
+	ts.Setenv(args[0]+"_URL", secure.URL)
+	ts.Setenv(args[0]+"_HTTP_URL", plain.URL)
+	ts.Setenv(args[0]+"_CA", ca)
 }
 
 // serve DIR is the program form of serve-files: it serves DIR and writes

@@ -68,6 +68,14 @@ func newStandin(scriptFile, resultsFile string, runAfter bool) (http.Handler, er
 		}
 	}
 	handler := func(w http.ResponseWriter, r *http.Request) {
+		// Like a server or gateway that answers TRACE as RFC 9110 has it:
+		// with the request it received, credentials and all.
+		if r.Method == http.MethodTrace {
+			w.Header().Set("Content-Type", "message/http")
+			fmt.Fprintf(w, "TRACE %s HTTP/1.1\r\n", r.RequestURI)
+			r.Header.Write(w)
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		if f, err := os.OpenFile(resultsFile+".requests", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 			f.Write(append(bytes.ReplaceAll(body, []byte("\n"), nil), '\n'))

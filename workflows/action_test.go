@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/claude-sandbox/claude-sandbox/features"
+	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/templates"
 )
@@ -153,6 +155,87 @@ func TestActionIsPinnedToItsVersion(t *testing.T) {
 	}
 	if doc := documentedWorkflow(t); !strings.Contains(doc, "uses: claude-sandbox/claude-sandbox@v"+m.Version+"\n") {
 		t.Errorf("docs/action.md's workflow does not use claude-sandbox/claude-sandbox@v%s", m.Version)
+	}
+}
+
+// The install step pins one checksum for each released binary, the value
+// packaging reads and the release checks its binaries against; install.sh
+// checks the binary against it and downloads over https only.
+func TestActionPinsTheReleaseChecksums(t *testing.T) {
+	a := readAction(t)
+	i := slices.IndexFunc(a.Runs.Steps, func(s struct {
+		ID  string            `yaml:"id"`
+		Env map[string]string `yaml:"env"`
+		Run string            `yaml:"run"`
+	}) bool {
+		return s.ID == "install"
+	})
+	if i < 0 {
+		t.Fatal("action.yml has no step of id install")
+	}
+	sums := a.Runs.Steps[i].Env["SHA256SUMS"]
+	pinned, err := packaging.PinnedSums(root)
+	if err != nil || pinned != sums {
+		t.Errorf("packaging reads the pins as %q (%v), YAML as %q", pinned, err, sums)
+	}
+	var want []string
+	for _, arch := range []string{"amd64", "arm64"} {
+		want = append(want, `[0-9a-f]{64}  `+regexp.QuoteMeta(path.Base(packaging.BinaryName(arch))))
+	}
+	if !regexp.MustCompile(`^`+strings.Join(want, `\n`)+`\n$`).MatchString(sums) || strings.Contains(sums, strings.Repeat("0", 64)) {
+		t.Errorf("action.yml: the install step's SHA256SUMS is %q, not a checksum for each released binary", sums)
+	}
+	script, err := os.ReadFile(filepath.Join(root, "action", "install.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		`sum=$(printf '%s\n' "${SHA256SUMS:-}" | grep -x "[0-9a-f]\{64\}  $bin" || true)`,
+		`if ! curl -fsSL --proto '=https' --proto-redir '=https' "$release/$bin" -o "$dir/$bin"; then`,
+		`(cd "$dir" && printf '%s\n' "$sum" | sha256sum -c - >/dev/null) || {`,
+	} {
+		if !strings.Contains(string(script), "\n"+line+"\n") {
+			t.Errorf("action/install.sh has no line %s", line)
+		}
+	}
+}
+
+// The release checks its binaries against the pins before it publishes
+// anything, and again before it uploads them, and uploads the SHA256SUMS
+// the check wrote.
+func TestReleaseChecksThePins(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, ".github", "workflows", "release.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		Jobs map[string]struct {
+			Steps []struct {
+				Run string `yaml:"run"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(data, &wf); err != nil {
+		t.Fatalf("release.yml: %v", err)
+	}
+	const check = "go run github.com/magefile/mage release:check"
+	find := func(text string) int {
+		return slices.IndexFunc(wf.Jobs["publish"].Steps, func(s struct {
+			Run string `yaml:"run"`
+		}) bool {
+			return strings.Contains(s.Run, text)
+		})
+	}
+	checked, published, uploaded := find(check), find("mage feature:publish"), find("gh release create")
+	if checked < 0 || published < 0 || checked > published {
+		t.Errorf("release.yml: the publish job does not run %q before it publishes the feature", check)
+	}
+	if uploaded < 0 {
+		t.Fatal("release.yml: the publish job uploads no release")
+	}
+	up := wf.Jobs["publish"].Steps[uploaded].Run
+	if c, u := strings.Index(up, check), strings.Index(up, "gh release create"); c < 0 || c > u || !strings.Contains(up, "cd "+path.Dir(path.Join(features.Dir, packaging.SumsFile))+"\n") || !strings.Contains(up, " "+path.Base(packaging.SumsFile)+"\n") {
+		t.Errorf("release.yml: the upload does not run %q first and upload %s:\n%s", check, packaging.SumsFile, up)
 	}
 }
 

@@ -21,8 +21,21 @@ type Allowlist struct {
 // Domain is one allow-domain line.
 type Domain struct {
 	Host string // lower-case DNS name, or "*.example.com" for any subdomain of example.com (not example.com itself)
-	Port int    // 0 means ports 80 and 443
+	Port int    // 0: a tunnel to 443, plain http:// requests to 80 and 443
 }
+
+// Access is how the sandbox asks for a destination.
+type Access int
+
+const (
+	// Request is a plain http:// request in absolute form: the proxy
+	// writes the request on, with the host it checked as its Host.
+	Request Access = iota
+	// Tunnel is CONNECT: the proxy passes bytes it never reads, so the
+	// destination sees whatever host the client names inside. On port 80
+	// that is plain HTTP, which shared front ends route by its Host.
+	Tunnel
+)
 
 // ParseDomain parses HOST[:PORT]. The host is a DNS name, or a name under a
 // leading "*."; IP addresses belong in allow-ip.
@@ -113,10 +126,11 @@ func ParseIP(s string) (netip.Prefix, error) {
 }
 
 // AllowsName reports whether a lower-case name without trailing dot may be
-// reached on port.
-func (p *Allowlist) AllowsName(host string, port int) bool {
+// reached on port by access. A line without a port opens 443 to both, and
+// 80 to requests only: a tunnel to port 80 needs a line that names it.
+func (p *Allowlist) AllowsName(host string, port int, access Access) bool {
 	for _, d := range p.Domains {
-		if d.Port == 0 && port != 80 && port != 443 || d.Port != 0 && port != d.Port {
+		if !d.opens(port, access) {
 			continue
 		}
 		if suffix, wild := strings.CutPrefix(d.Host, "*"); wild {
@@ -128,6 +142,14 @@ func (p *Allowlist) AllowsName(host string, port int) bool {
 		}
 	}
 	return false
+}
+
+// opens reports whether the line lets access through to port.
+func (d Domain) opens(port int, access Access) bool {
+	if d.Port != 0 {
+		return port == d.Port
+	}
+	return port == 443 || port == 80 && access == Request
 }
 
 // AllowsIP reports whether allow-ip names a.
@@ -143,7 +165,7 @@ func (p *Allowlist) AllowsIP(a netip.Addr) bool {
 // Allows decides on host:port as written, before any lookup: an IP literal
 // by allow-ip, a name by allow-domain. The error text is the reason for a
 // refusal.
-func (p *Allowlist) Allows(host string, port int) error {
+func (p *Allowlist) Allows(host string, port int, access Access) error {
 	if a, err := netip.ParseAddr(host); err == nil {
 		if !p.AllowsIP(a.Unmap()) {
 			return errors.New("IP address not in allow-ip")
@@ -151,11 +173,15 @@ func (p *Allowlist) Allows(host string, port int) error {
 		return nil
 	}
 	name := strings.TrimSuffix(strings.ToLower(host), ".")
-	if !p.AllowsName(name, port) {
-		if preset := presetFor(name, port); preset != "" {
-			return fmt.Errorf("not in the allowlist; allow-preset = %s would let it through", preset)
-		}
-		return errors.New("not in the allowlist")
+	switch {
+	case p.AllowsName(name, port, access):
+		return nil
+	case access == Tunnel && p.AllowsName(name, port, Request):
+		// Only port 80 is open to requests and not to tunnels.
+		return fmt.Errorf("a tunnel to port 80 needs allow-domain = %s:80; plain http:// requests (GET http://%s/) go through without it", name, name)
 	}
-	return nil
+	if preset := presetFor(name, port, access); preset != "" {
+		return fmt.Errorf("not in the allowlist; allow-preset = %s would let it through", preset)
+	}
+	return errors.New("not in the allowlist")
 }

@@ -94,37 +94,81 @@ func TestParseIP(t *testing.T) {
 	}
 }
 
+// accessName names an Access in test messages.
+var accessName = map[Access]string{Request: "Request", Tunnel: "Tunnel"}
+
 func TestAllowsName(t *testing.T) {
 	p := Allowlist{Domains: []Domain{
 		{"example.com", 0},
 		{"*.wild.test", 0},
 		{"git.example.org", 22},
 		{"*.ports.test", 8443},
+		{"plain.test", 80},
+		{"*.plain.test", 80},
 	}}
 	tests := []struct {
-		host string
-		port int
-		want bool
+		host   string
+		port   int
+		access Access
+		want   bool
 	}{
-		{"example.com", 443, true},
-		{"example.com", 80, true},
-		{"example.com", 8080, false},
-		{"www.example.com", 443, false}, // an apex does not cover its subdomains
-		{"notexample.com", 443, false},
-		{"a.wild.test", 443, true},
-		{"a.b.wild.test", 80, true},
-		{"wild.test", 443, false}, // a wildcard does not cover its apex
-		{"xwild.test", 443, false},
-		{".wild.test", 443, false},
-		{"a.wild.test", 22, false},
-		{"git.example.org", 22, true},
-		{"git.example.org", 443, false}, // an explicit port replaces 80 and 443
-		{"a.ports.test", 8443, true},
-		{"a.ports.test", 443, false},
+		{"example.com", 443, Tunnel, true},
+		{"example.com", 443, Request, true},
+		{"example.com", 80, Request, true},
+		{"example.com", 80, Tunnel, false}, // plain HTTP in a tunnel names any host inside
+		{"example.com", 8080, Request, false},
+		{"www.example.com", 443, Tunnel, false}, // an apex does not cover its subdomains
+		{"notexample.com", 443, Tunnel, false},
+		{"a.wild.test", 443, Tunnel, true},
+		{"a.b.wild.test", 80, Request, true},
+		{"a.b.wild.test", 80, Tunnel, false},
+		{"wild.test", 443, Tunnel, false}, // a wildcard does not cover its apex
+		{"xwild.test", 443, Tunnel, false},
+		{".wild.test", 443, Tunnel, false},
+		{"a.wild.test", 22, Tunnel, false},
+		{"git.example.org", 22, Tunnel, true},
+		{"git.example.org", 443, Tunnel, false}, // an explicit port replaces 80 and 443
+		{"a.ports.test", 8443, Tunnel, true},
+		{"a.ports.test", 8443, Request, true},
+		{"a.ports.test", 443, Tunnel, false},
+		{"plain.test", 80, Tunnel, true}, // a line that names port 80 opens it to tunnels
+		{"plain.test", 80, Request, true},
+		{"plain.test", 443, Tunnel, false},
+		{"a.plain.test", 80, Tunnel, true},
 	}
 	for _, tt := range tests {
-		if got := p.AllowsName(tt.host, tt.port); got != tt.want {
-			t.Errorf("AllowsName(%q, %d) = %v, want %v", tt.host, tt.port, got, tt.want)
+		if got := p.AllowsName(tt.host, tt.port, tt.access); got != tt.want {
+			t.Errorf("AllowsName(%q, %d, %s) = %v, want %v", tt.host, tt.port, accessName[tt.access], got, tt.want)
+		}
+	}
+}
+
+// A tunnel to port 80 of a name open to plain requests only is refused
+// with the line that would open it; a preset's host is named only where
+// the preset would let the access through.
+func TestAllowsReasons(t *testing.T) {
+	p := Allowlist{Domains: []Domain{{"example.com", 0}, {"*.wild.test", 0}}}
+	tests := []struct {
+		host   string
+		port   int
+		access Access
+		reason string
+	}{
+		{"example.com", 80, Request, ""},
+		{"Example.COM.", 80, Tunnel, "a tunnel to port 80 needs allow-domain = example.com:80; plain http:// requests (GET http://example.com/) go through without it"},
+		{"a.wild.test", 80, Tunnel, "a tunnel to port 80 needs allow-domain = a.wild.test:80; plain http:// requests (GET http://a.wild.test/) go through without it"},
+		{"deb.debian.org", 80, Request, "not in the allowlist; allow-preset = debian would let it through"},
+		{"deb.debian.org", 443, Tunnel, "not in the allowlist; allow-preset = debian would let it through"},
+		{"deb.debian.org", 80, Tunnel, "not in the allowlist"},
+		{"other.test", 443, Tunnel, "not in the allowlist"},
+	}
+	for _, tt := range tests {
+		reason := ""
+		if err := p.Allows(tt.host, tt.port, tt.access); err != nil {
+			reason = err.Error()
+		}
+		if reason != tt.reason {
+			t.Errorf("Allows(%q, %d, %s) = %q, want %q", tt.host, tt.port, accessName[tt.access], reason, tt.reason)
 		}
 	}
 }

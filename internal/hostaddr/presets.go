@@ -7,8 +7,9 @@ import (
 )
 
 // Preset is one allow-preset name: the hosts an ecosystem's standard client
-// reads packages from, on ports 80 and 443, and nothing it would only need
-// to publish, search or log in. docs/network.md lists the same hosts, with
+// reads packages from, as allow-domain lines without a port (https, and
+// plain http:// requests), and nothing it would only need to publish,
+// search or log in. docs/network.md lists the same hosts, with
 // the same reasons; a test keeps the two in step.
 type Preset struct {
 	Name   string
@@ -117,11 +118,12 @@ func (p Preset) Domains() []Domain {
 	return out
 }
 
-// presetFor names the preset that would let host:port through, "" for none.
-func presetFor(host string, port int) string {
+// presetFor names the preset that would let host:port through by access,
+// "" for none.
+func presetFor(host string, port int, access Access) string {
 	for _, p := range Presets {
 		pol := Allowlist{Domains: p.Domains()}
-		if pol.AllowsName(host, port) {
+		if pol.AllowsName(host, port, access) {
 			return p.Name
 		}
 	}
