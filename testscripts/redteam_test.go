@@ -491,7 +491,7 @@ func TestRedteamReadme(t *testing.T) {
 
 // redteamVerify reads the stand-in's record of a /verify-sandbox session,
 // whose one step ran `claude-sandbox verify --json`, and prints how many
-// checks ran and which failed.
+// checks ran and which failed (each failed check's detail on stderr).
 //
 //	redteam-verify RESULTS
 func redteamVerify(args []string) int {
@@ -507,8 +507,9 @@ func redteamVerify(args []string) int {
 	}
 	out := results[0].Output
 	var checks []struct {
-		ID string `json:"id"`
-		OK bool   `json:"ok"`
+		ID     string `json:"id"`
+		OK     bool   `json:"ok"`
+		Detail string `json:"detail"`
 	}
 	if i := strings.Index(out, "["); i < 0 || json.Unmarshal([]byte(out[i:]), &checks) != nil {
 		fmt.Fprintf(os.Stderr, "redteam-verify: the output is not verify's JSON: %.300s\n", out)
@@ -518,6 +519,7 @@ func redteamVerify(args []string) int {
 	for _, c := range checks {
 		if !c.OK {
 			failed = append(failed, c.ID)
+			fmt.Fprintf(os.Stderr, "%s: %s\n", c.ID, c.Detail)
 		}
 	}
 	fmt.Printf("%d checks, %d failed %v\n", len(checks), len(failed), failed)

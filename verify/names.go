@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
@@ -51,12 +52,24 @@ func gitDirPrivate(*facts) (string, error) {
 // workspaceCase: whether the workspace's file system finds a name in
 // another case, and that the warden refuses ".git" in the spellings such a
 // file system, or Windows, takes for it (ADR 0033). The rule holds on
-// either, so either passes.
+// either, so either passes. The warden answers EPERM for an outside name
+// and EROFS where a spelling is also one of a protected path's (GIT~1 is
+// as much .gitmodules' short name as .git's); an EROFS counts only while
+// the workspace's own mount is writable, so it cannot be the file
+// system's.
 func workspaceCase(f *facts) (string, error) {
 	if err := f.launchErr; err != nil {
 		return "", err
 	}
 	ws := f.launch.plan.Workspace
+	var sfs unix.Statfs_t
+	if err := unix.Statfs(ws, &sfs); err != nil {
+		return "", fmt.Errorf("statfs %s: %w", ws, err)
+	}
+	if sfs.Flags&unix.ST_RDONLY != 0 {
+		return "", fmt.Errorf("the workspace %s is mounted read-only: a refusal cannot be told from the file system's", ws)
+	}
+	var answers []string
 	for _, name := range []string{".GIT", "GIT~1", ".git."} {
 		probe := filepath.Join(ws, name)
 		err := unix.Mkdir(probe, 0o755)
@@ -64,8 +77,12 @@ func workspaceCase(f *facts) (string, error) {
 		case err == nil:
 			unix.Rmdir(probe)
 			return "", fmt.Errorf("mkdir %s succeeded (removed again): the warden does not refuse this spelling of .git", probe)
-		case !errors.Is(err, unix.EPERM):
-			return "", fmt.Errorf("mkdir %s failed with %w, not the warden's EPERM", probe, err)
+		case errors.Is(err, unix.EPERM):
+			answers = append(answers, name+" EPERM")
+		case errors.Is(err, unix.EROFS):
+			answers = append(answers, name+" EROFS")
+		default:
+			return "", fmt.Errorf("mkdir %s failed with %w, not one of the warden's refusals (EPERM, EROFS)", probe, err)
 		}
 	}
 	state := "is not known to fold case"
@@ -74,7 +91,7 @@ func workspaceCase(f *facts) (string, error) {
 	} else {
 		state += ": " + how
 	}
-	return "the workspace " + state + "; .GIT, GIT~1 and .git. are refused (EPERM)", nil
+	return "the workspace " + state + "; refused: " + strings.Join(answers, ", "), nil
 }
 
 // wardenRefuses reports, as an error, whether the sandbox can write path:
