@@ -30,13 +30,25 @@ type action struct {
 		Value string `yaml:"value"`
 	} `yaml:"outputs"`
 	Runs struct {
-		Using string `yaml:"using"`
-		Steps []struct {
-			ID  string            `yaml:"id"`
-			Env map[string]string `yaml:"env"`
-			Run string            `yaml:"run"`
-		} `yaml:"steps"`
+		Using string       `yaml:"using"`
+		Steps []actionStep `yaml:"steps"`
 	} `yaml:"runs"`
+}
+
+type actionStep struct {
+	ID  string            `yaml:"id"`
+	Env map[string]string `yaml:"env"`
+	Run string            `yaml:"run"`
+}
+
+// installStep is the composite action's step of id install, the one that
+// installs the product.
+func installStep(t *testing.T, a action) actionStep {
+	i := slices.IndexFunc(a.Runs.Steps, func(s actionStep) bool { return s.ID == "install" })
+	if a.Runs.Using != "composite" || i < 0 {
+		t.Fatal("action.yml is not a composite action with a step of id install")
+	}
+	return a.Runs.Steps[i]
 }
 
 func readAction(t *testing.T) action {
@@ -77,17 +89,7 @@ func TestActionInputsMatchConfKeys(t *testing.T) {
 	for _, l := range strings.Split(string(script), "\n") {
 		lines[strings.TrimSpace(l)] = true
 	}
-	i := slices.IndexFunc(a.Runs.Steps, func(s struct {
-		ID  string            `yaml:"id"`
-		Env map[string]string `yaml:"env"`
-		Run string            `yaml:"run"`
-	}) bool {
-		return s.ID == "install"
-	})
-	if a.Runs.Using != "composite" || i < 0 {
-		t.Fatalf("action.yml is not a composite action with a step of id install")
-	}
-	install := a.Runs.Steps[i]
+	install := installStep(t, a)
 	want := map[string]string{}
 	for name, line := range actionOnly {
 		want[name] = line
@@ -163,17 +165,7 @@ func TestActionIsPinnedToItsVersion(t *testing.T) {
 // checks the binary against it and downloads over https only.
 func TestActionPinsTheReleaseChecksums(t *testing.T) {
 	a := readAction(t)
-	i := slices.IndexFunc(a.Runs.Steps, func(s struct {
-		ID  string            `yaml:"id"`
-		Env map[string]string `yaml:"env"`
-		Run string            `yaml:"run"`
-	}) bool {
-		return s.ID == "install"
-	})
-	if i < 0 {
-		t.Fatal("action.yml has no step of id install")
-	}
-	sums := a.Runs.Steps[i].Env["SHA256SUMS"]
+	sums := installStep(t, a).Env["SHA256SUMS"]
 	pinned, err := packaging.PinnedSums(root)
 	if err != nil || pinned != sums {
 		t.Errorf("packaging reads the pins as %q (%v), YAML as %q", pinned, err, sums)
