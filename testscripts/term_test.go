@@ -1,9 +1,13 @@
 package testscripts
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +41,12 @@ func term(ts *testscript.TestScript, neg bool, args []string) {
 		return string(out)
 	}
 	screen := func() string { return tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "t") }
+	waitScreen := func(ts *testscript.TestScript, screen func() string, re *regexp.Regexp) {
+		if s, ok := waitFor(screen, re); !ok {
+			pid, _ := strconv.Atoi(strings.TrimSpace(tmux("display-message", "-p", "-t", "t", "#{pane_pid}")))
+			ts.Fatalf("the screen never matched %q:\n%s\nwhat runs in the terminal:\n%s", re, s, processTree(pid))
+		}
+	}
 	switch args[0] {
 	case "start":
 		// The server takes the script's environment: ts.Exec runs it.
@@ -71,16 +81,74 @@ func term(ts *testscript.TestScript, neg bool, args []string) {
 // lastLinePrompt matches a screen whose last line ends in the prompt.
 var lastLinePrompt = regexp.MustCompile(`\$ \n*$`)
 
-func waitScreen(ts *testscript.TestScript, screen func() string, re *regexp.Regexp) {
+// waitFor waits until the screen matches, 30 s at most, and returns the
+// screen it saw last.
+func waitFor(screen func() string, re *regexp.Regexp) (string, bool) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		s := screen()
 		if re.MatchString(s) {
-			return
+			return s, true
 		}
 		if time.Now().After(deadline) {
-			ts.Fatalf("the screen never matched %q:\n%s", re, s)
+			return s, false
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// processTree describes pid and every process below it, a line per thread:
+// its state, what it waits in (wchan) and, where /proc lets the test read
+// it (root), its kernel stack. It is what a session that never answers
+// is diagnosed from.
+func processTree(pid int) string {
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		p, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		if len(fields) > 1 {
+			parent, _ := strconv.Atoi(fields[1])
+			children[parent] = append(children[parent], p)
+		}
+	}
+	var b strings.Builder
+	var describe func(pid, depth int)
+	describe = func(pid, depth int) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		fmt.Fprintf(&b, "%s%d %s\n", strings.Repeat("  ", depth), pid, strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " "))
+		// Threads alike (a Go program's idle ones) are told once, counted.
+		var kinds []string
+		count := map[string]int{}
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/[0-9]*", pid))
+		for _, t := range tasks {
+			stat, _ := os.ReadFile(t + "/stat")
+			state := ""
+			if i := bytes.LastIndexByte(stat, ')'); i >= 0 && len(stat) > i+2 {
+				state = string(stat[i+2 : i+3])
+			}
+			wchan, _ := os.ReadFile(t + "/wchan")
+			kind := fmt.Sprintf("%s %s", state, wchan)
+			if stack, err := os.ReadFile(t + "/stack"); err == nil {
+				lines := strings.Split(strings.TrimSpace(string(stack)), "\n")
+				kind += " <- " + strings.Join(lines[:min(5, len(lines))], " <- ")
+			}
+			if count[kind] == 0 {
+				kinds = append(kinds, kind)
+			}
+			count[kind]++
+		}
+		for _, k := range kinds {
+			fmt.Fprintf(&b, "%s  %d thread(s) %s\n", strings.Repeat("  ", depth), count[k], k)
+		}
+		for _, c := range children[pid] {
+			describe(c, depth+1)
+		}
+	}
+	describe(pid, 0)
+	return b.String()
 }
