@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -241,6 +242,7 @@ func runKind(t *testing.T, k kind) {
 			return preconditions[cond].why() == "", nil
 		},
 		Setup: func(env *testscript.Env) error {
+			shareMachine(env)
 			if fake != "" {
 				env.Setenv("FAKE_CLAUDE", fake)
 			}
@@ -248,6 +250,31 @@ func runKind(t *testing.T, k kind) {
 		},
 		Cmds: commands(t),
 	})
+}
+
+// alone are the scripts that run with the machine to themselves: the
+// warden's stress keeps twelve threads busy without rest, and beside it a
+// terminal test's real Claude Code took more than a minute to start.
+var alone = map[string]bool{"warden_answers_live": true}
+
+// machine is held shared by every script of every kind, and whole by one
+// of alone.
+var machine sync.RWMutex
+
+// shareMachine takes the script's hold on the machine, given back when the
+// script ends.
+func shareMachine(env *testscript.Env) {
+	name := ""
+	if n, ok := env.T().(interface{ Name() string }); ok {
+		name = path.Base(n.Name())
+	}
+	if alone[name] {
+		machine.Lock()
+		env.Defer(machine.Unlock)
+		return
+	}
+	machine.RLock()
+	env.Defer(machine.RUnlock)
 }
 
 // kindNames says how the scripts of the kinds that may ask cond are named.
@@ -445,5 +472,15 @@ func runContained(ts *testscript.TestScript, neg bool, name, script string, args
 	}
 	if err == nil && neg {
 		ts.Fatalf("%s %s: unexpected success", name, strings.Join(args, " "))
+	}
+}
+
+// Every script named alone exists: a renamed one would share the machine
+// again unseen.
+func TestAloneScriptsExist(t *testing.T) {
+	for name := range alone {
+		if _, err := os.Stat(name + ".txtar"); err != nil {
+			t.Errorf("alone names %s: %v", name, err)
+		}
 	}
 }
