@@ -41,7 +41,7 @@ func term(ts *testscript.TestScript, neg bool, args []string) {
 		return string(out)
 	}
 	screen := func() string { return tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "t") }
-	waitScreen := func(ts *testscript.TestScript, screen func() string, re *regexp.Regexp) {
+	waitScreen := func(re *regexp.Regexp) {
 		if s, ok := waitFor(screen, re); !ok {
 			pid, _ := strconv.Atoi(strings.TrimSpace(tmux("display-message", "-p", "-t", "t", "#{pane_pid}")))
 			ts.Fatalf("the screen never matched %q:\n%s\nwhat runs in the terminal:\n%s", re, s, processTree(pid))
@@ -53,16 +53,16 @@ func term(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(ts.Exec("tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "80", "-y", "24",
 			"env PS1='$ ' bash --norc --noprofile"))
 		ts.Defer(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
-		waitScreen(ts, screen, lastLinePrompt)
+		waitScreen(lastLinePrompt)
 	case "send":
 		tmux(append([]string{"send-keys", "-t", "t"}, args[1:]...)...)
 	case "wait":
 		if len(args) != 2 {
 			ts.Fatalf("usage: term wait REGEX")
 		}
-		waitScreen(ts, screen, regexp.MustCompile(args[1]))
+		waitScreen(regexp.MustCompile(args[1]))
 	case "prompt":
-		waitScreen(ts, screen, lastLinePrompt)
+		waitScreen(lastLinePrompt)
 	case "clear":
 		tmux("send-keys", "-R", "-t", "t")
 		tmux("clear-history", "-t", "t")
