@@ -150,3 +150,75 @@ func signalSelf(stop <-chan struct{}, every time.Duration) {
 		}
 	}
 }
+
+// A descriptor the task's table has no room for is an EMFILE for the task,
+// as the kernel's own open would give, and the warden serves on: the
+// task's next open, with room made, gets its file.
+func TestFullTableAnswersEMFILE(t *testing.T) {
+	if os.Getenv("WARDEN_TEST_FULL") == "1" {
+		os.Exit(fillAndOpen(os.Args[len(os.Args)-1]))
+	}
+	if os.Getenv("WARDEN_TEST_FULL_HELPER") == "1" {
+		runtime.LockOSThread()
+		if code := installUncapped(); code != 0 {
+			os.Exit(code)
+		}
+		c := exec.Command(os.Args[0], "-test.run=^TestFullTableAnswersEMFILE$", os.Getenv("WARDEN_TEST_DIR"))
+		c.Env = append(os.Environ(), "WARDEN_TEST_FULL=1", "WARDEN_TEST_FULL_HELPER=")
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		if err := c.Run(); err != nil {
+			os.Exit(7)
+		}
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	helper, fd := helperProcess(t, "TestFullTableAnswersEMFILE", "WARDEN_TEST_FULL_HELPER=1")
+	helper.Env = append(helper.Env, "WARDEN_TEST_DIR="+dir)
+	var out strings.Builder
+	helper.Stdout, helper.Stderr = &out, &out
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := wardenOf(t, helper, fd)
+	ended := serve(t, w)
+	err := helper.Wait()
+	ended()
+	if err != nil || !strings.Contains(out.String(), "full: EMFILE, then the file") {
+		t.Fatalf("the process with a full table: %v\n%s", err, out.String())
+	}
+}
+
+// fillAndOpen fills its descriptor table, opens a new file in dir through
+// the warden, makes room and opens it again.
+func fillAndOpen(dir string) int {
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 64, Max: 64}); err != nil {
+		fmt.Println("setrlimit:", err)
+		return 1
+	}
+	last := -1
+	for {
+		fd, err := unix.Dup(0)
+		if err == unix.EMFILE {
+			break
+		}
+		if err != nil {
+			fmt.Println("dup:", err)
+			return 1
+		}
+		last = fd
+	}
+	path := dir + "/made-when-full"
+	if fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o644); err != unix.EMFILE {
+		fmt.Printf("open with a full table: descriptor %d, %v; want EMFILE\n", fd, err)
+		return 1
+	}
+	unix.Close(last)
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	var got, want unix.Stat_t
+	if err != nil || unix.Fstat(fd, &got) != nil || unix.Stat(path, &want) != nil || got.Ino != want.Ino {
+		fmt.Printf("open with room: descriptor %d, %v; want the file\n", fd, err)
+		return 1
+	}
+	fmt.Println("full: EMFILE, then the file")
+	return 0
+}

@@ -78,25 +78,23 @@ func answer(listener int, id uint64, val int64, errno unix.Errno) error {
 	return err
 }
 
-// answerFD installs fd in the task and then answers with the number the
-// task got, in two steps and never in one (SECCOMP_ADDFD_FLAG_SEND): the
-// kernel marks a one-step answer given before the task has taken the
-// descriptor, and when a signal interrupts the warden's wait for that, it
-// withdraws the descriptor but not the answer, and the task's call returns
-// 0, its standard input, as if it were the file (ADR 0029). Installed
-// first, a descriptor interrupted on its way is withdrawn or taken, never
-// half: the install is tried again, and the answer names what the task
-// holds.
-func answerFD(listener int, id uint64, fd int, cloexec bool) error {
+// install puts fd in the task's descriptor table and returns the number
+// the task got; the warden answers with it after, in two steps and never
+// in one (SECCOMP_ADDFD_FLAG_SEND): the kernel marks a one-step answer
+// given before the task has taken the descriptor, and when a signal
+// interrupts the warden's wait for that, it withdraws the descriptor but
+// not the answer, and the task's call returns 0, its standard input, as if
+// it were the file (ADR 0029). Installed first, a descriptor interrupted on
+// its way is withdrawn or taken, never half: the install is tried again,
+// and the answer names what the task holds. An install that fails leaves
+// the call unanswered.
+func install(listener int, id uint64, fd int, cloexec bool) (int64, error) {
 	a := notifAddfd{id: id, srcfd: uint32(fd)}
 	if cloexec {
 		a.newfdFlags = unix.O_CLOEXEC
 	}
 	got, err := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a))
-	if err != nil {
-		return err
-	}
-	return answer(listener, id, int64(got), 0)
+	return int64(got), err
 }
 
 // notifSetFlags is SECCOMP_IOCTL_NOTIF_SET_FLAGS (Linux 6.6), which

@@ -374,13 +374,18 @@ func (w *Warden) handle(n *notif, r *turn) {
 	}
 	fd, errno := w.carryOut(n, t, req)
 	if errno == 0 && fd >= 0 {
-		err := answerFD(w.listener, n.id, fd, req.flags&unix.O_CLOEXEC != 0)
+		got, err := install(w.listener, n.id, fd, req.flags&unix.O_CLOEXEC != 0)
 		unix.Close(fd)
-		if err != unix.EMFILE { // the task's descriptor table is full: say so
-			w.deliver(n.id, err)
+		switch err {
+		case nil:
+			w.deliver(n.id, answer(w.listener, n.id, got, 0))
 			return
+		case unix.ENOENT, unix.ESRCH:
+			return // the task is gone
 		}
-		errno = unix.EMFILE
+		// Not installed (a full descriptor table, no memory): the call is
+		// still unanswered, and fails with why.
+		errno = errnoOf(err)
 	}
 	w.deliver(n.id, answer(w.listener, n.id, 0, errno))
 }
