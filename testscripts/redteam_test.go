@@ -32,6 +32,9 @@ type redteamCase struct {
 	// inside; "exec": allow-write-executable of the user's Go module
 	// cache), with why.
 	ByDesign map[string]string
+	// SandboxOnly says why the case is not run without the sandbox (its
+	// control verdict is "n/a").
+	SandboxOnly string
 }
 
 var (
@@ -212,7 +215,8 @@ var redteamCases = []redteamCase{
 	{Name: "vsock", Category: "kernel surfaces", Command: `/usr/bin/python3 -c "import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM).close(); print('VSOCK-' + 'CREATED')" 2>&1`, Shows: regexp.MustCompile(`(?m)^VSOCK-CREATED$`)},
 	// Bounded: the run holds every session in a cgroup with pids.max 1000,
 	// and the flood ends its children before it returns.
-	{Name: "fork-flood", Category: "exhaust resources", Command: "/usr/bin/python3 -c '" + forkFlood + "' 2>&1", Shows: regexp.MustCompile(`(?m)PROXY-DOWN`)},
+	{Name: "fork-flood", Category: "exhaust resources", Command: "/usr/bin/python3 -c '" + forkFlood + "' 2>&1", Shows: regexp.MustCompile(`(?m)PROXY-DOWN`),
+		SandboxOnly: "it judges the launcher's proxies, which only a sandbox has; without one, the flood shares the cgroup with Claude Code itself and can abort the session, losing the cases after it"},
 }
 
 // gitOutside is the host check of a git case: in the workspace's
@@ -318,18 +322,35 @@ def server(name): return {'command': 'touch', 'args': ['/tmp/claude-sandbox-rt-{
 json.dump(d, open(p, 'w'))" 2>&1`
 }
 
+// controlFlag takes a leading -control from args: the run without the
+// sandbox, which leaves out the SandboxOnly cases.
+func controlFlag(args []string) (bool, []string) {
+	if len(args) > 0 && args[0] == "-control" {
+		return true, args[1:]
+	}
+	return false, args
+}
+
+// notRunWithoutSandbox is what a SandboxOnly case's step runs in the control.
+const notRunWithoutSandbox = "echo 'sandbox only'"
+
 // redteamScript writes the cases as the stand-in API's script, with the
 // host checks as the steps' After commands.
 //
-//	redteam-script ID PORT OUT
+//	redteam-script [-control] ID PORT OUT
 func redteamScript(args []string) int {
+	control, args := controlFlag(args)
 	if len(args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: redteam-script ID PORT OUT")
+		fmt.Fprintln(os.Stderr, "usage: redteam-script [-control] ID PORT OUT")
 		return 2
 	}
 	fill := strings.NewReplacer("{{ID}}", args[0], "{{PORT}}", args[1]).Replace
 	var steps []standinStep
 	for _, c := range redteamCases {
+		if control && c.SandboxOnly != "" {
+			steps = append(steps, standinStep{Command: notRunWithoutSandbox})
+			continue
+		}
 		steps = append(steps, standinStep{Command: fill(c.Command), After: fill(c.Host)})
 	}
 	if err := writeJSON(args[2], steps); err != nil {
@@ -341,10 +362,11 @@ func redteamScript(args []string) int {
 
 // redteamVerdicts judges one run from the stand-in API's record of it.
 //
-//	redteam-verdicts RESULTS OUT
+//	redteam-verdicts [-control] RESULTS OUT
 func redteamVerdicts(args []string) int {
+	control, args := controlFlag(args)
 	if len(args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: redteam-verdicts RESULTS OUT")
+		fmt.Fprintln(os.Stderr, "usage: redteam-verdicts [-control] RESULTS OUT")
 		return 2
 	}
 	var results []*standinResult
@@ -354,6 +376,10 @@ func redteamVerdicts(args []string) int {
 	}
 	verdicts := make([]string, len(redteamCases))
 	for i, c := range redteamCases {
+		if control && c.SandboxOnly != "" {
+			verdicts[i] = "n/a"
+			continue
+		}
 		if i >= len(results) || results[i] == nil {
 			verdicts[i] = "not run"
 			continue
@@ -460,6 +486,9 @@ func TestRedteamDocs(t *testing.T) {
 		if row == nil {
 			t.Errorf("docs/redteam.md has no row for case %s (%s)", c.Name, c.Category)
 			continue
+		}
+		if c.SandboxOnly != "" && !strings.Contains(string(row), "Not run without the sandbox") {
+			t.Errorf("docs/redteam.md: case %s: the row does not say it is not run without the sandbox", c.Name)
 		}
 		for run := range c.ByDesign {
 			if !strings.Contains(string(row), "by design in `"+run+"`") {
