@@ -302,10 +302,8 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 	status := newStatusReader(statusR)
 	if pid, ok := status.childPID(); ok {
 		if err := confine(pid, b); err != nil {
-			// Nothing has run inside: end it before it can. A first
-			// process already gone is bwrap's failure to set the sandbox
-			// up (a mount refused), which it has told on stderr.
-			gone := errors.Is(err, unix.ESRCH) || errors.Is(err, unix.ENOENT) || unix.Kill(pid, 0) == unix.ESRCH
+			// Nothing has run inside: end it before it can.
+			gone := ended(pid, err)
 			_ = unix.Kill(pid, unix.SIGKILL)
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
+	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
@@ -328,6 +329,27 @@ func confine(pid int, b budget) error {
 		return fmt.Errorf("cannot make the sandbox the OOM killer's first choice: %w", err)
 	}
 	return nil
+}
+
+// ended tells whether confine's failure, err, on the sandbox's first
+// process pid means that the process has already ended: bwrap's own
+// failure to set the sandbox up (a mount refused), which bwrap has told
+// on stderr. An ended process may not be reaped yet: a zombie still takes
+// signals, and without its memory its /proc files belong to root, so
+// opening one fails with EACCES, not ENOENT (CI met it as a non-root user).
+func ended(pid int, err error) bool {
+	if errors.Is(err, unix.ESRCH) || errors.Is(err, unix.ENOENT) {
+		return true
+	}
+	st, rerr := procstatus.Read(strconv.Itoa(pid))
+	if rerr != nil {
+		return errors.Is(rerr, fs.ErrNotExist) || errors.Is(rerr, unix.ESRCH)
+	}
+	// A process past exit_mm but not yet a zombie still shows as running;
+	// only a process with memory has VmSize.
+	_, hasMemory := st["VmSize"]
+	state := st["State"]
+	return !hasMemory || strings.HasPrefix(state, "Z") || strings.HasPrefix(state, "X")
 }
 
 // withUserCeiling runs start (which starts bwrap) with the launcher's soft

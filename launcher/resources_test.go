@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,5 +187,48 @@ func TestStatusReader(t *testing.T) {
 	s = newStatusReader(strings.NewReader(""))
 	if _, ok := s.childPID(); ok {
 		t.Errorf("childPID of an empty status: ok")
+	}
+}
+
+// A failure to confine the first process is bwrap's failed setup only when
+// that process has ended, reaped or not: a zombie's /proc files belong to
+// root, so a non-root launcher meets EACCES there, not ENOENT.
+func TestEnded(t *testing.T) {
+	eacces := &os.PathError{Op: "open", Path: "/proc/N/oom_score_adj", Err: unix.EACCES}
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
+	if ended(live.Process.Pid, eacces) {
+		t.Error("a running process taken for ended on EACCES")
+	}
+	if !ended(live.Process.Pid, unix.ESRCH) {
+		t.Error("ESRCH not taken for an ended process")
+	}
+
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := zombie.Process.Pid
+	for {
+		// Not reaped until Wait below: the process stays a zombie.
+		var info unix.Siginfo
+		if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != unix.EINTR {
+			if err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if !ended(pid, eacces) {
+		t.Error("a zombie not taken for ended on EACCES")
+	}
+	if err := zombie.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if !ended(pid, eacces) {
+		t.Error("a reaped process not taken for ended")
 	}
 }
