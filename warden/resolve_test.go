@@ -160,6 +160,13 @@ func TestWalkProc(t *testing.T) {
 	}
 	r.close()
 
+	// The task's own PID directory by number: its fd/N leads to the file.
+	r, err = w.walk(rootFD, fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd()), true)
+	if err != nil || r.file < 0 || fdPath(r.file) != f.Name() {
+		t.Errorf("/proc/%d/fd/%d led to %q (%v), want the file %s", os.Getpid(), f.Fd(), fdPath(r.file), err, f.Name())
+	}
+	r.close()
+
 	r, err = w.walk(rootFD, "/proc/mounts", true)
 	if err != nil || fdPath(r.dir) != fmt.Sprintf("/proc/%d", os.Getpid()) || r.name != "mounts" {
 		t.Errorf("/proc/mounts led to %s, %q (%v); want /proc/%d, mounts", fdPath(r.dir), r.name, err, os.Getpid())
