@@ -115,6 +115,7 @@ func (f *facts) recomputeLaunch() (*launchView, error) {
 		return nil, err
 	}
 	f.sessionAuth(&l)
+	f.background(&l)
 	// bwrap sets PWD to its --chdir; pid 1's own working directory is out
 	// of reach where Landlock scopes the sandbox (pid 1 is outside its
 	// domain).
@@ -134,6 +135,20 @@ func (f *facts) sessionAuth(l *sandbox.Launch) {
 	if token := f.sessionToken(); token != "" {
 		l.AuthToken = token
 		l.AuthAddr = strings.TrimPrefix(envlist.Map(f.startEnv)["ANTHROPIC_BASE_URL"], "http://")
+	}
+}
+
+// background gives the launch the role of a background session's sandbox
+// (ADR 0026), which its first process's environment names: the plan then
+// has the service's shared socket directory and the inside wrapper, as the
+// launcher's had. The directory's source outside is not visible inside,
+// and no check reads it.
+func (f *facts) background(l *sandbox.Launch) {
+	switch envlist.Map(f.startEnv)[sandbox.BackgroundRoleVar] {
+	case "service":
+		l.Background = &sandbox.Background{UID: os.Getuid(), Service: true}
+	case "client":
+		l.Background = &sandbox.Background{UID: os.Getuid()}
 	}
 }
 
