@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ import (
 var Version = "dev"
 
 // Main runs the program named argv0 with args and returns the exit status.
-func Main(p launcher.Paths, argv0 string, args, environ []string, stdout, stderr io.Writer) int {
+func Main(p host.Paths, argv0 string, args, environ []string, stdout, stderr io.Writer) int {
 	name := filepath.Base(argv0)
 	if exe, err := os.Executable(); err == nil && exe == layout.InsideWrapper {
 		// Claude Code names the processes it starts through its wrapper
@@ -80,8 +81,8 @@ func registry() []command {
 		{name: "gate", group: hooks, summary: "Claude Code's prompt hook: blocks prompts outside the sandbox (reads the hook's\ninput on stdin; docs/gate.md)", usageStatus: gate.Block, flags: gateCmd},
 		{name: "statusline", group: hooks, summary: "Claude Code's status line: sandboxed, workspace, network (reads Claude Code's status\ninput on stdin)", flags: statuslineCmd},
 		{name: "container-start", group: hooks, summary: "the devcontainer feature's postStartCommand (as the user): link ~/.claude into\n/user-terminal-config, check that the sandbox starts", flags: containerStartCmd},
-		{name: "background-service", group: hooks, usageStatus: launcher.ExitRefused, summary: "run by the launcher, detached: the sandbox of Claude Code's background service for the\nworkspace here (`claude --bg`, `claude agents`; ADR 0026)", flags: backgroundServiceCmd},
-		{name: "init", group: hooks, operands: "-- COMMAND...", min: 0, max: -1, dash: true, summary: "run by the launcher first inside the sandbox: opens the proxies' listeners, installs\nthe warden, then runs COMMAND (Claude)", usageStatus: launcher.ExitRefused, flags: initCmd},
+		{name: "background-service", group: hooks, usageStatus: host.ExitRefused, summary: "run by the launcher, detached: the sandbox of Claude Code's background service for the\nworkspace here (`claude --bg`, `claude agents`; ADR 0026)", flags: backgroundServiceCmd},
+		{name: "init", group: hooks, operands: "-- COMMAND...", min: 0, max: -1, dash: true, summary: "run by the launcher first inside the sandbox: opens the proxies' listeners, installs\nthe warden, then runs COMMAND (Claude)", usageStatus: host.ExitRefused, flags: initCmd},
 	}
 }
 
@@ -111,9 +112,9 @@ func helpCmd(_ *flag.FlagSet, e env) func([]string) int {
 
 // confFlag declares --conf, so an admin can check a conf before installing
 // it. It only ever changes what is printed: conf gives the paths to use.
-func confFlag(fs *flag.FlagSet, e env) (conf func() launcher.Paths) {
+func confFlag(fs *flag.FlagSet, e env) (conf func() host.Paths) {
 	file := fs.String("conf", "", "read the conf `FILE` instead of "+layout.Conf)
-	return func() launcher.Paths {
+	return func() host.Paths {
 		p := e.paths
 		if *file != "" {
 			p.Conf = *file
@@ -129,7 +130,7 @@ func argvCmd(fs *flag.FlagSet, e env) func([]string) int {
 		pr, err := launcher.Prepare(paths(), args, e.environ)
 		if err != nil {
 			launcher.PrintRefusal(e.stderr, err)
-			return launcher.ExitRefused
+			return host.ExitRefused
 		}
 		// The plan names paths in the workspace and what their git
 		// configuration says, which a session chose: each line is escaped,
@@ -163,13 +164,13 @@ func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
 	return func([]string) int {
 		p := paths()
 		var findings []doctor.Finding
-		if launcher.Inside() {
+		if host.Inside() {
 			findings = append(findings, doctor.Finding{OK: true, Name: "context", Detail: "running inside a claude-sandbox: the checks describe the sandbox, not the host"})
 		}
-		bwrap, findErr := launcher.FindBwrap(p)
+		bwrap, findErr := host.FindBwrap(p)
 		findings = append(findings, doctor.Host(bwrap, findErr, p.RealBinary)...)
 		findings = append(findings, doctor.Git(e.environ)...)
-		c, err := launcher.LoadConf(p.Conf)
+		c, err := host.LoadConf(p.Conf)
 		if err != nil {
 			findings = append(findings, doctor.Finding{Name: "conf", Detail: err.Error(), Fix: "edit the line named above"})
 		} else if _, err := os.Stat(p.Conf); err != nil {
@@ -197,7 +198,7 @@ func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
 
 func gateCmd(_ *flag.FlagSet, e env) func([]string) int {
 	return func([]string) int {
-		return gate.Check(launcher.Inside(), e.paths.AllowUnsandboxed, os.Stdin, e.stderr)
+		return gate.Check(host.Inside(), e.paths.AllowUnsandboxed, os.Stdin, e.stderr)
 	}
 }
 
@@ -226,14 +227,14 @@ func initCmd(fs *flag.FlagSet, e env) func([]string) int {
 	var listen, private listFlag
 	fs.Var(&listen, "listen", "open a listener on the loopback `ADDR` and hand it to the launcher (repeatable)")
 	fs.Var(&private, "private", "the warden lets any name be made on the file system of `DIR` (repeatable)")
-	helper := fs.Bool(strings.TrimPrefix(launcher.SocketHelperArg, "--"), false, "serve as the warden's socket helper, which init starts itself (no COMMAND)")
+	helper := fs.Bool(strings.TrimPrefix(sandbox.SocketHelperArg, "--"), false, "serve as the warden's socket helper, which init starts itself (no COMMAND)")
 	return func(command []string) int {
 		switch {
 		case *helper && len(command) == 0:
 			return launcher.SocketHelper(e.stderr)
 		case *helper || len(command) == 0:
 			fmt.Fprintln(e.stderr, "claude-sandbox init: needs -- COMMAND, or --socket-helper alone; the launcher runs it inside the sandbox")
-			return launcher.ExitRefused
+			return host.ExitRefused
 		}
 		return launcher.Init(listen, private, command, e.stderr)
 	}
@@ -437,10 +438,10 @@ func containerStartCmd(fs *flag.FlagSet, e env) func([]string) int {
 func statuslineCmd(_ *flag.FlagSet, e env) func([]string) int {
 	return func([]string) int {
 		network := "unknown (the conf does not parse)"
-		if c, err := launcher.LoadConf(e.paths.Conf); err == nil {
+		if c, err := host.LoadConf(e.paths.Conf); err == nil {
 			network = c.NetworkMode()
 		}
-		statusline.Render(launcher.Inside(), network, envlist.Map(e.environ)["HOME"], os.Stdin, e.stdout)
+		statusline.Render(host.Inside(), network, envlist.Map(e.environ)["HOME"], os.Stdin, e.stdout)
 		return 0
 	}
 }
@@ -454,7 +455,7 @@ func denialsCmd(fs *flag.FlagSet, e env) func([]string) int {
 			fmt.Fprintln(e.stderr, "claude-sandbox denials: -n must be at least 1")
 			return 2
 		}
-		home, err := launcher.UserHome(e.paths)
+		home, err := host.UserHome(e.paths)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "claude-sandbox denials: %v\n", err)
 			return 1

@@ -4,12 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/claude-sandbox/claude-sandbox/launcher"
 )
 
 // A group is where the usage lists a command.
@@ -52,7 +51,7 @@ type command struct {
 
 // env is what a command runs with.
 type env struct {
-	paths          launcher.Paths
+	paths          host.Paths
 	environ        []string
 	stdout, stderr io.Writer
 }

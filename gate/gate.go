@@ -20,7 +20,7 @@ import (
 // "onFailure": "block" for the case where the gate cannot start at all).
 const Block = 2
 
-// Check decides one prompt. inside is launcher.Inside(); override is the
+// Check decides one prompt. inside is host.Inside(); override is the
 // root-owned file with which an administrator allows unsandboxed sessions on
 // this machine. The hook's input on stdin is read and ignored: the decision
 // never depends on anything the session controls.

@@ -2,13 +2,13 @@ package installer
 
 import (
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"os"
 	"strconv"
 
 	"github.com/claude-sandbox/claude-sandbox/doctor"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
-	"github.com/claude-sandbox/claude-sandbox/launcher"
 )
 
 // ContainerStart is the devcontainer feature's postStartCommand, run as the
@@ -40,7 +40,7 @@ func ContainerStart(o Options, out io.Writer) error {
 	if o.SkipProbe {
 		return nil
 	}
-	bwrap, err := launcher.FindBwrap(layout.Installed())
+	bwrap, err := host.FindBwrap(layout.Installed())
 	f := doctor.Finding{Name: "bubblewrap", Detail: fmt.Sprint(err)}
 	if err == nil {
 		f = doctor.Probe(bwrap)

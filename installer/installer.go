@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"os"
 	"os/exec"
@@ -20,7 +21,6 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/doctor"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
-	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"golang.org/x/sys/unix"
 )
 
@@ -167,14 +167,14 @@ func (in *run) prerequisites() error {
 	if in.opts.Root != "/" {
 		return nil // a test root: the host's packages are not ours to change
 	}
-	bwrap, err := launcher.FindBwrap(layout.Installed())
+	bwrap, err := host.FindBwrap(layout.Installed())
 	if err != nil {
 		if in.opts.DryRun {
 			fmt.Fprintln(in.out, "would install bubblewrap with the distribution's package manager")
 		} else if err := installPackages("bubblewrap"); err != nil {
 			return err
 		}
-		if bwrap, err = launcher.FindBwrap(layout.Installed()); err != nil && !in.opts.DryRun {
+		if bwrap, err = host.FindBwrap(layout.Installed()); err != nil && !in.opts.DryRun {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"net/http"
 	"os"
@@ -18,7 +19,6 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
-	"github.com/claude-sandbox/claude-sandbox/launcher"
 )
 
 // NPMPackage is the package the npm source installs.
@@ -192,11 +192,11 @@ func version(path string) (string, error) {
 
 // planVersionRecord records the real binary's version with the identity
 // of the installed file, so that `claude --version` is answered without
-// starting it (launcher.RecordedVersion); a record that still describes the
+// starting it (host.RecordedVersion); a record that still describes the
 // binary is left as it is.
 func (in *run) planVersionRecord() {
 	record, real := in.path(layout.VersionRecord), in.path(layout.RealBinary)
-	if _, ok := launcher.RecordedVersion(record, real); ok {
+	if _, ok := host.RecordedVersion(record, real); ok {
 		return
 	}
 	in.add("wrote "+layout.VersionRecord+" (the real Claude Code's version, which `claude --version` prints without starting it)", "", func() error {
@@ -204,7 +204,7 @@ func (in *run) planVersionRecord() {
 		if err != nil {
 			return err
 		}
-		data, err := launcher.VersionRecordFor(v, real)
+		data, err := host.VersionRecordFor(v, real)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"os"
 	"os/exec"
@@ -359,11 +360,11 @@ func ensureService(d *bgDirs, environ []string, stderr io.Writer) error {
 // workspace of the working directory, running `claude daemon run` until the
 // service exits (it does when no client is connected and no background
 // session runs). A second one for the same workspace ends at once.
-func Service(p Paths, environ []string, stderr io.Writer) int {
+func Service(p host.Paths, environ []string, stderr io.Writer) int {
 	closeInherited()
-	if Inside() {
+	if host.Inside() {
 		fmt.Fprintf(stderr, "claude-sandbox: the background service starts from outside the sandbox only, on the user's own `claude --bg` or `claude agents`\n")
-		return ExitRefused
+		return host.ExitRefused
 	}
 	code, err := launch(p, nil, environ, stderr, serviceLaunch)
 	if errors.Is(err, errServiceRuns) {
@@ -371,7 +372,7 @@ func Service(p Paths, environ []string, stderr io.Writer) int {
 	}
 	if err != nil {
 		PrintRefusal(stderr, err)
-		return ExitRefused
+		return host.ExitRefused
 	}
 	return code
 }
@@ -385,7 +386,7 @@ func wrapInside(bin string, args, environ []string, stderr io.Writer) int {
 	if len(args) > 1 && args[1] == "daemon" {
 		if role, _ := envlist.Lookup(environ, sandbox.BackgroundRoleVar); role != "service" {
 			fmt.Fprintf(stderr, "claude-sandbox: %s refuses `claude daemon` here: the background service runs in a sandbox of its own, which the launcher starts outside (ADR 0026)\n", layout.WrapperName)
-			return ExitRefused
+			return host.ExitRefused
 		}
 	}
 	argv := append([]string{}, args...)
@@ -394,5 +395,5 @@ func wrapInside(bin string, args, environ []string, stderr io.Writer) int {
 	}
 	err := unix.Exec(bin, argv, environ)
 	fmt.Fprintf(stderr, "claude-sandbox: cannot run %s inside the sandbox: %v\n", bin, err)
-	return ExitRefused
+	return host.ExitRefused
 }

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -108,7 +109,7 @@ func BenchmarkLaunch(b *testing.B) {
 //
 //	go test -run '^$' -bench Names -benchtime 10x ./launcher/
 func BenchmarkNames(b *testing.B) {
-	bwrap, err := FindBwrap(layout.Installed())
+	bwrap, err := host.FindBwrap(layout.Installed())
 	if err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}
@@ -139,7 +140,7 @@ i=0; while [ $i -lt %d ]; do : > f$i; echo x >> f$i; i=$((i+1)); done
 //
 //	go test -run '^$' -bench SupervisorMemory -benchtime 3x ./launcher/
 func BenchmarkSupervisorMemory(b *testing.B) {
-	if _, err := FindBwrap(layout.Installed()); err != nil {
+	if _, err := host.FindBwrap(layout.Installed()); err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}
 	curl, err := exec.LookPath("curl")
@@ -232,10 +233,10 @@ func BenchmarkVersion(b *testing.B) {
 	out, err := exec.Command(layout.RealBinary, "--version").Output()
 	must(b, err)
 	record := filepath.Join(dir, "claude.version")
-	data, err := VersionRecordFor(strings.TrimSuffix(strings.TrimSuffix(string(out), "\n"), " (Claude Code)"), layout.RealBinary)
+	data, err := host.VersionRecordFor(strings.TrimSuffix(strings.TrimSuffix(string(out), "\n"), " (Claude Code)"), layout.RealBinary)
 	must(b, err)
 	must(b, os.WriteFile(record, data, 0o644))
-	if _, ok := RecordedVersion(record, layout.RealBinary); !ok {
+	if _, ok := host.RecordedVersion(record, layout.RealBinary); !ok {
 		b.Fatalf("the record %s does not answer for %s", record, layout.RealBinary)
 	}
 	viaLauncher := func(conf, record string) func() *exec.Cmd {
@@ -328,7 +329,7 @@ func must(b testing.TB, err error) {
 //
 //	go test -run '^$' -bench GitDiscovery -benchtime 10x ./launcher/
 func BenchmarkGitDiscovery(b *testing.B) {
-	bwrap, err := FindBwrap(layout.Installed())
+	bwrap, err := host.FindBwrap(layout.Installed())
 	if err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}
@@ -465,7 +466,7 @@ func needRealClaude(b *testing.B) string {
 	if _, err := os.Stat(layout.RealBinary); err != nil {
 		b.Skipf("SKIPPING: the real Claude Code is not installed at %s", layout.RealBinary)
 	}
-	bwrap, err := FindBwrap(layout.Installed())
+	bwrap, err := host.FindBwrap(layout.Installed())
 	if err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}

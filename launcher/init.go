@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"net"
 	"os"
@@ -42,9 +43,9 @@ import (
 func Init(listen, private, command []string, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "claude-sandbox: init: "+format+"\n", a...)
-		return ExitRefused
+		return host.ExitRefused
 	}
-	if !Inside() {
+	if !host.Inside() {
 		return fail("runs only inside the sandbox, where the launcher starts it")
 	}
 	// The warden's filter belongs to this thread: install it and exec from
@@ -131,23 +132,20 @@ const (
 	scopeOff = "abstract-unscoped"
 )
 
-// SocketHelperArg runs init as the warden's socket helper, on helperFD
-// (SocketHelper); verify knows the helper by it.
-const (
-	SocketHelperArg = "--socket-helper"
-	helperFD        = 3
-)
+// helperFD is the descriptor the warden's socket helper serves on
+// (SocketHelper), which init starts with sandbox.SocketHelperArg.
+const helperFD = 3
 
 // SocketHelper is init's child, the warden's socket helper
 // (warden/helper.go), serving on helperFD.
 func SocketHelper(stderr io.Writer) int {
-	if !Inside() {
+	if !host.Inside() {
 		fmt.Fprintln(stderr, "claude-sandbox: init: the socket helper runs only inside the sandbox")
-		return ExitRefused
+		return host.ExitRefused
 	}
 	if err := warden.ServeHelper(helperFD); err != nil {
 		fmt.Fprintf(stderr, "claude-sandbox: init: socket helper: %v\n", err)
-		return ExitRefused
+		return host.ExitRefused
 	}
 	return 0
 }
@@ -170,7 +168,7 @@ func startSocketHelper() (int, error) {
 	}
 	defer null.Close()
 	n := null.Fd()
-	_, err = syscall.ForkExec("/proc/self/exe", []string{"claude-sandbox", "init", SocketHelperArg}, &syscall.ProcAttr{
+	_, err = syscall.ForkExec("/proc/self/exe", []string{"claude-sandbox", "init", sandbox.SocketHelperArg}, &syscall.ProcAttr{
 		Env:   []string{},
 		Files: []uintptr{n, n, n, uintptr(fds[1])},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
@@ -296,7 +294,7 @@ func runJob(conn *net.UnixConn, command []string, fail func(string, ...any) int)
 			if !ok {
 				// The launcher is gone: so is the job.
 				_ = unix.Kill(-pid, unix.SIGKILL)
-				return ExitRefused
+				return host.ExitRefused
 			}
 			// One goroutine reports and signals, so every stop reported
 			// before "done" happened before the signal was sent.

@@ -1,3 +1,8 @@
+// Package launcher starts Claude Code inside the sandbox: it takes the facts
+// of this launch from package host (the kernel and the passwd database,
+// never the caller's environment), asks package sandbox for the plan, hands
+// bwrap its argv and seccomp filter through file descriptors, and
+// supervises it.
 package launcher
 
 import (
@@ -5,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"io/fs"
 	"net/url"
@@ -24,41 +30,37 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ExitRefused is the status when the launcher refuses to start or the
-// sandbox cannot be set up. Claude never runs in that case.
-const ExitRefused = 125
-
 // Run is the `claude` command. It never runs Claude outside a sandbox: every
 // error ends the launch.
-func Run(p Paths, args, environ []string, stderr io.Writer) int {
+func Run(p host.Paths, args, environ []string, stderr io.Writer) int {
 	closeInherited()
 	r, err := backgroundRole(args)
-	if err == nil && r != plainLaunch && Inside() {
+	if err == nil && r != plainLaunch && host.Inside() {
 		err = errors.New("background sessions start from a terminal outside the sandbox, through the launcher, never from inside a session (ADR 0026)")
 	}
 	if err != nil {
 		PrintRefusal(stderr, err)
-		return ExitRefused
+		return host.ExitRefused
 	}
-	if sandbox.VersionOnly(args) && !Inside() {
+	if sandbox.VersionOnly(args) && !host.Inside() {
 		// Recorded by the installer for this very file: nothing needs to run.
-		if v, ok := RecordedVersion(p.VersionRecord, p.RealBinary); ok {
+		if v, ok := host.RecordedVersion(p.VersionRecord, p.RealBinary); ok {
 			fmt.Println(v)
 			return 0
 		}
 	}
-	if Inside() {
+	if host.Inside() {
 		// A nested claude (from a hook or a skill) is already confined:
-		// Inside demands the sandbox's confinement, not just its marker.
+		// host.Inside demands the sandbox's confinement, not just its marker.
 		argv := sandbox.ClaudeCommand("claude", args)
 		err := unix.Exec(p.RealBinary, argv, environ)
 		fmt.Fprintf(stderr, "claude-sandbox: cannot run %s inside the sandbox: %v\n", p.RealBinary, err)
-		return ExitRefused
+		return host.ExitRefused
 	}
 	code, err := launch(p, args, environ, stderr, r)
 	if err != nil {
 		PrintRefusal(stderr, err)
-		return ExitRefused
+		return host.ExitRefused
 	}
 	return code
 }
@@ -87,15 +89,15 @@ type Prepared struct {
 
 // Prepare checks everything a launch needs and returns the plan, without
 // changing anything. `claude-sandbox argv` prints what it returns.
-func Prepare(p Paths, args, environ []string) (*Prepared, error) {
-	bwrap, err := FindBwrap(p)
+func Prepare(p host.Paths, args, environ []string) (*Prepared, error) {
+	bwrap, err := host.FindBwrap(p)
 	if err != nil {
 		return nil, err
 	}
 	if fi, err := os.Stat(p.RealBinary); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
 		return nil, fmt.Errorf("the real Claude Code binary is missing or not executable at %s; run `sudo claude-sandbox install`", p.RealBinary)
 	}
-	c, err := LoadConf(p.Conf)
+	c, err := host.LoadConf(p.Conf)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +105,7 @@ func Prepare(p Paths, args, environ []string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := Facts(p, environ, args)
+	l, err := host.Facts(p, environ, args)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +147,7 @@ type Checked struct {
 // creates in the home when it is missing can be created. The launch and
 // `claude-sandbox doctor` both run it, so doctor says ok only to a launch
 // that gets as far as starting bwrap.
-func Check(p Paths, args, environ []string) (*Checked, error) {
+func Check(p host.Paths, args, environ []string) (*Checked, error) {
 	pr, err := Prepare(p, args, environ)
 	if err != nil {
 		return nil, err
@@ -166,7 +168,7 @@ func Check(p Paths, args, environ []string) (*Checked, error) {
 	return c, nil
 }
 
-func launch(p Paths, args, environ []string, stderr io.Writer, r role) (int, error) {
+func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int, error) {
 	c, err := Check(p, args, environ) // refuses before anything changes
 	if err != nil {
 		return 0, err

@@ -3,6 +3,7 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,10 +22,6 @@ import (
 // cgroup's pids.max, pid_max and threads-max for the machine) with the
 // launcher that runs its proxies: a fork flood inside must not leave the
 // launcher unable to create the thread it needs (ADR 0016).
-
-// SandboxOOMScoreAdj is the oom_score_adj of every process in the sandbox:
-// the kernel's OOM killer takes a process of the sandbox before any other.
-const SandboxOOMScoreAdj = 1000
 
 // minSandboxTasks is the fewest tasks (processes and threads) a sandbox is
 // started with: Claude Code alone runs a few dozen threads.
@@ -320,7 +317,7 @@ func confine(pid int, b budget) error {
 	}
 	adj, err := os.OpenFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), os.O_WRONLY, 0)
 	if err == nil {
-		_, err = fmt.Fprint(adj, SandboxOOMScoreAdj)
+		_, err = fmt.Fprint(adj, sandbox.OOMScoreAdj)
 		if cerr := adj.Close(); err == nil {
 			err = cerr
 		}

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +38,7 @@ for _ in range(10000):
 //
 //	go test -run '^$' -bench Sockets -benchtime 5x ./launcher/
 func BenchmarkSockets(b *testing.B) {
-	bwrap, err := FindBwrap(layout.Installed())
+	bwrap, err := host.FindBwrap(layout.Installed())
 	if err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}

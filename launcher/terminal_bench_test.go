@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +31,7 @@ import (
 //
 //	go test -run '^$' -bench Terminal -benchtime 3x ./launcher/
 func BenchmarkTerminal(b *testing.B) {
-	bwrap, err := FindBwrap(layout.Installed())
+	bwrap, err := host.FindBwrap(layout.Installed())
 	if err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -37,7 +38,7 @@ import (
 //	go test -run '^$' -bench Workloads -benchtime 5x ./launcher/
 //	go test -run '^$' -bench 'Workloads/tar-x' -benchtime 5x ./launcher/
 func BenchmarkWorkloads(b *testing.B) {
-	bwrap, err := FindBwrap(layout.Installed())
+	bwrap, err := host.FindBwrap(layout.Installed())
 	if err != nil {
 		b.Skipf("SKIPPING: %v", err)
 	}

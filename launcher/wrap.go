@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,24 +17,24 @@ import (
 // Wrap runs the Claude Code binary named by args[0] with args[1:] inside the
 // sandbox, exactly as Run runs the real binary: same policy, same refusals.
 // A nested call inside the sandbox runs the real binary, as Run does.
-func Wrap(p Paths, args, environ []string, stderr io.Writer) int {
+func Wrap(p host.Paths, args, environ []string, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "claude-sandbox: %s needs the absolute path of a Claude Code binary first, then its arguments (the calling convention of claudeCode.claudeProcessWrapper and the Agent SDK's executableArgs)\n", layout.WrapperName)
-		return ExitRefused
+		return host.ExitRefused
 	}
 	bin, err := claudeBinary(args[0])
 	if err != nil {
 		PrintRefusal(stderr, fmt.Errorf("%s refuses %s: %w", layout.WrapperName, args[0], err))
-		return ExitRefused
+		return host.ExitRefused
 	}
-	if _, ok := envlist.Lookup(environ, sandbox.BackgroundRoleVar); ok && Inside() {
+	if _, ok := envlist.Lookup(environ, sandbox.BackgroundRoleVar); ok && host.Inside() {
 		return wrapInside(bin, args, environ, stderr)
 	}
 	if r, err := backgroundRole(args[1:]); err == nil && r != plainLaunch {
 		fmt.Fprintf(stderr, "claude-sandbox: %s refuses background sessions: they start from `claude` in a terminal, whose background service runs the pinned Claude Code (ADR 0026), never unsandboxed\n", layout.WrapperName)
-		return ExitRefused
+		return host.ExitRefused
 	}
-	if self, err := os.Executable(); err == nil && !Inside() && !sameFile(bin, self) {
+	if self, err := os.Executable(); err == nil && !host.Inside() && !sameFile(bin, self) {
 		p.RealBinary = bin
 	}
 	return Run(p, args[1:], environ, stderr)

@@ -22,7 +22,7 @@ type input struct {
 	} `json:"workspace"`
 }
 
-// Render writes the status line. inside is launcher.Inside(), network the
+// Render writes the status line. inside is host.Inside(), network the
 // conf's network mode, home the user's home (shown as ~).
 func Render(inside bool, network, home string, stdin io.Reader, stdout io.Writer) {
 	var in input

@@ -14,6 +14,7 @@ package testscripts
 import (
 	"cmp"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"os"
 	"os/exec"
 	"path"
@@ -30,7 +31,6 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/cli"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout/layouttest"
-	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
@@ -84,7 +84,7 @@ func runCLI() int {
 
 // liveReason is empty when bwrap can create a sandbox here.
 func liveReason() string {
-	bwrap, err := launcher.FindBwrap(layout.Installed())
+	bwrap, err := host.FindBwrap(layout.Installed())
 	if err != nil {
 		return err.Error()
 	}

@@ -3,6 +3,7 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,7 +17,6 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
-	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -75,7 +75,7 @@ func gather(p layout.Layout, environ []string, fds []descriptor, fdsErr error) *
 	f.procs, f.procsErr = processes()
 	f.firstPID, f.startEnv, f.startEnvErr = startEnvironment(f.procs, f.procsErr)
 	f.mounts, f.mountsErr = visibleMounts()
-	f.conf, f.confErr = launcher.LoadConf(p.Conf)
+	f.conf, f.confErr = host.LoadConf(p.Conf)
 	f.launch, f.launchErr = f.recomputeLaunch()
 	if f.launchErr != nil {
 		f.launchErr = fmt.Errorf("cannot recompute this sandbox's plan: %w", f.launchErr)
@@ -110,7 +110,7 @@ func (f *facts) recomputeLaunch() (*launchView, error) {
 	if err := firstError(f.confErr, f.startEnvErr); err != nil {
 		return nil, err
 	}
-	l, err := launcher.Facts(f.paths, f.startEnv, nil)
+	l, err := host.Facts(f.paths, f.startEnv, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +291,7 @@ func firstProcess(procs []process) (int, error) {
 func childOf(procs []process, pid int) int {
 	child := 0
 	for _, p := range procs {
-		helper := len(p.args) > 2 && p.args[1] == "init" && p.args[2] == launcher.SocketHelperArg
+		helper := len(p.args) > 2 && p.args[1] == "init" && p.args[2] == sandbox.SocketHelperArg
 		if p.ppid == pid && !helper && (child == 0 || p.pid < child) {
 			child = p.pid
 		}

@@ -3,6 +3,7 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
-	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"golang.org/x/sys/unix"
 )
 
@@ -90,7 +90,7 @@ func insideMarker(f *facts) (string, error) {
 	if err := f.ownTmpfs("/run"); err != nil {
 		return "", err
 	}
-	if !launcher.Inside() {
+	if !host.Inside() {
 		return "", errors.New("the launcher does not recognise this sandbox: the marker is there but the confinement it also demands is not")
 	}
 	return layout.InsideMarker + " is on the sandbox's own /run, and the launcher recognises the sandbox", nil

@@ -2,11 +2,11 @@ package verify
 
 import (
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"os"
 	"strconv"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,8 +32,8 @@ func resourceLimits(*facts) (string, error) {
 }
 
 func judgeResourceLimits(uid, oomScoreAdj int, nproc unix.Rlimit) (string, error) {
-	if oomScoreAdj != launcher.SandboxOOMScoreAdj {
-		return "", fmt.Errorf("oom_score_adj is %d, not %d: the OOM killer may choose the launcher before the sandbox", oomScoreAdj, launcher.SandboxOOMScoreAdj)
+	if oomScoreAdj != sandbox.OOMScoreAdj {
+		return "", fmt.Errorf("oom_score_adj is %d, not %d: the OOM killer may choose the launcher before the sandbox", oomScoreAdj, sandbox.OOMScoreAdj)
 	}
 	adj := fmt.Sprintf("oom_score_adj %d", oomScoreAdj)
 	switch {

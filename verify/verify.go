@@ -9,13 +9,13 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"os"
 	"text/tabwriter"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
-	"github.com/claude-sandbox/claude-sandbox/launcher"
 )
 
 // Result is one check's outcome. Detail names paths, variables and counts,
@@ -26,13 +26,13 @@ type Result struct {
 	Detail string `json:"detail"`
 }
 
-// maxStatus keeps the failure count below launcher.ExitRefused, which
+// maxStatus keeps the failure count below host.ExitRefused, which
 // means "not inside the sandbox".
-const maxStatus = launcher.ExitRefused - 1
+const maxStatus = host.ExitRefused - 1
 
 // Run is `claude-sandbox verify`: it runs every check, prints a table (or
 // JSON), and returns the number of failed checks. Outside the sandbox it
-// refuses with launcher.ExitRefused.
+// refuses with host.ExitRefused.
 func Run(p layout.Layout, asJSON bool, environ []string, stdout, stderr io.Writer) int {
 	// First, before verify itself opens anything.
 	fds, fdsErr := openDescriptors()
@@ -40,7 +40,7 @@ func Run(p layout.Layout, asJSON bool, environ []string, stdout, stderr io.Write
 	// but lost its confinement is exactly what the checks must report.
 	if fi, err := os.Lstat(layout.InsideMarker); err != nil || !fi.IsDir() {
 		fmt.Fprintf(stderr, "claude-sandbox verify: not inside the sandbox: %s is missing; start Claude with claude, then run /verify-sandbox or claude-sandbox verify from its shell\n", layout.InsideMarker)
-		return launcher.ExitRefused
+		return host.ExitRefused
 	}
 	results := runAll(gather(p, environ, fds, fdsErr))
 	if asJSON {

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
-	"github.com/claude-sandbox/claude-sandbox/launcher"
 	"golang.org/x/sys/unix"
 )
 
@@ -113,8 +113,8 @@ func TestRunOutside(t *testing.T) {
 		t.Skip("the tests run inside a sandbox")
 	}
 	var stdout, stderr bytes.Buffer
-	if got := Run(layout.Installed(), true, nil, &stdout, &stderr); got != launcher.ExitRefused {
-		t.Errorf("Run outside = %d, want %d", got, launcher.ExitRefused)
+	if got := Run(layout.Installed(), true, nil, &stdout, &stderr); got != host.ExitRefused {
+		t.Errorf("Run outside = %d, want %d", got, host.ExitRefused)
 	}
 	if stdout.Len() > 0 || !strings.HasPrefix(stderr.String(), "claude-sandbox verify: not inside the sandbox: ") || strings.Count(stderr.String(), "\n") != 1 {
 		t.Errorf("Run outside printed stdout %q, stderr %q", stdout.String(), stderr.String())

@@ -26,8 +26,14 @@ var forbidden = []struct {
 	deny []string
 	why  string
 }{
-	{"verify", []string{"installer", "features", "features/packaging", "promote"},
-		"the probe that runs inside the sandbox needs the layout, not the installer's downloads or the feature's build"},
+	{"verify", []string{"installer", "features", "features/packaging", "promote", "launcher"},
+		"the probe that runs inside the sandbox needs the layout and the host's facts, not the installer's downloads, the feature's build or the launcher"},
+	{"installer", []string{"launcher", "verify"},
+		"the installer reads the host's facts below the launcher (package host), and runs neither"},
+	{"doctor", []string{"launcher", "installer", "verify"},
+		"the launcher and the installer run doctor's checks: it sits below them"},
+	{"host", []string{"launcher", "installer", "verify", "doctor", "warden", "egress", "authproxy", "envproxy"},
+		"the host's facts are read below everything that acts on them"},
 	{"promote", []string{"features/packaging", "installer", "launcher", "verify"},
 		"the shipped promote needs the feature's metadata and the layout, not the packaging and publish code"},
 	{"launcher", []string{"installer", "promote", "verify", "features"},

@@ -1,8 +1,10 @@
-// Package launcher starts Claude Code inside the sandbox: it gathers the facts
-// of this launch from the kernel and the passwd database (never from the
-// caller's environment), asks package sandbox for the plan, hands bwrap its
-// argv and seccomp filter through file descriptors, and supervises it.
-package launcher
+// Package host reads what this machine and user are, for the launcher,
+// verify, the installer and doctor alike: the user's passwd entry and home,
+// the conf, where bwrap is, whether this process runs inside a sandbox, and
+// the recorded version of the real Claude Code. It reads them from the
+// kernel and the files an administrator owns, never from the caller's
+// environment. It sits below every package that acts on them.
+package host
 
 import (
 	"bufio"
@@ -22,6 +24,11 @@ import (
 // Paths are the product's files as this launch finds them: layout.Installed
 // in the product, temporary files in tests.
 type Paths = layout.Layout
+
+// ExitRefused is the status of every refusal of the product's commands:
+// the launcher refusing to start or the sandbox not set up (Claude never
+// runs then), a command run where it has no meaning, a usage error.
+const ExitRefused = 125
 
 // FindBwrap returns the absolute path of bwrap from p.Bwrap, or an error
 // with the fix.
