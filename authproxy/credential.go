@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"io"
 	"io/fs"
 	"net/http"
@@ -41,9 +42,6 @@ func (k Kind) String() string {
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
-
-// CredentialsFile is Claude Code's login on Linux, relative to the home.
-const CredentialsFile = ".claude/.credentials.json"
 
 // Claude Code's OAuth refresh endpoint and public client id, as its bundled
 // CLI has them since 2.1.81. The older https://console.anthropic.com/v1/oauth/token
@@ -105,7 +103,7 @@ func Find(environ []string, home string) (*Credential, error) {
 			return newCredential(src.kind, src.name, &state{secret: v}), nil
 		}
 	}
-	path := filepath.Join(home, CredentialsFile)
+	path := filepath.Join(home, layout.CredentialsFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -2,6 +2,7 @@ package authproxy_test
 
 import (
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ const fileLogin = `{"claudeAiOauth":{"accessToken":"sk-ant-oat01-file","refreshT
 func writeLogin(t *testing.T, content string) string {
 	t.Helper()
 	home := t.TempDir()
-	path := filepath.Join(home, authproxy.CredentialsFile)
+	path := filepath.Join(home, layout.CredentialsFile)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func writeLogin(t *testing.T, content string) string {
 
 func TestFindPrecedence(t *testing.T) {
 	withFile := writeLogin(t, fileLogin)
-	fileSource := filepath.Join(withFile, authproxy.CredentialsFile)
+	fileSource := filepath.Join(withFile, layout.CredentialsFile)
 	all := []string{"ANTHROPIC_AUTH_TOKEN=gateway", "ANTHROPIC_API_KEY=sk-ant-api03-key", "CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-env"}
 	for _, tc := range []struct {
 		name    string
@@ -88,7 +89,7 @@ func TestFindBadFile(t *testing.T) {
 			if err == nil {
 				t.Fatal("Find accepted a malformed file")
 			}
-			path := filepath.Join(home, authproxy.CredentialsFile)
+			path := filepath.Join(home, layout.CredentialsFile)
 			if !strings.Contains(err.Error(), path+tc.want) && !strings.Contains(err.Error(), path+": "+tc.want) {
 				t.Errorf("error %q does not name %s with %q", err, path, tc.want)
 			}
@@ -99,7 +100,7 @@ func TestFindBadFile(t *testing.T) {
 	}
 	t.Run("unreadable", func(t *testing.T) {
 		home := t.TempDir()
-		path := filepath.Join(home, authproxy.CredentialsFile)
+		path := filepath.Join(home, layout.CredentialsFile)
 		if err := os.MkdirAll(path, 0o700); err != nil { // a directory cannot be read, even by root
 			t.Fatal(err)
 		}

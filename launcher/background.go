@@ -95,13 +95,10 @@ type bgDirs struct {
 	registry string // the sockets the wardens recorded there; seen by no sandbox
 }
 
-// bgBase is the user's directory of background services.
-func bgBase(uid int) string { return fmt.Sprintf("/tmp/claude-sandbox-%d", uid) }
-
 func backgroundDirs(workspace string) (*bgDirs, error) {
 	uid := os.Getuid()
 	sum := sha256.Sum256([]byte(workspace))
-	base := bgBase(uid)
+	base := layout.BackgroundDir(uid)
 	d := &bgDirs{dir: filepath.Join(base, hex.EncodeToString(sum[:8]))}
 	d.sockets, d.registry = filepath.Join(d.dir, "sockets"), filepath.Join(d.dir, "registry")
 	for _, dir := range []string{base, d.dir, d.sockets, d.registry} {

@@ -36,9 +36,6 @@ var cloudVars = []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "C
 // sandbox (credentials = inside, or no login yet): the API and the login flow.
 var claudeHosts = []string{"api.anthropic.com", "console.anthropic.com", "platform.claude.com", "claude.ai"}
 
-// CredentialsFile is Claude Code's login on Linux, relative to the home.
-const CredentialsFile = ".claude/.credentials.json"
-
 // CheckCredentialMode refuses a launch whose environment the credential
 // proxy cannot serve.
 func CheckCredentialMode(c *Conf, environ []string) error {
@@ -119,7 +116,7 @@ func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar, credentials b
 			delete(env, v)
 		}
 		if credentials {
-			plan.add(OpRoBind, "/dev/null", filepath.Join(l.Home, CredentialsFile), RuleCredentialsFile, "Claude Code's login: with credentials = proxy it stays outside, where the launcher's credential proxy adds it to Claude's requests")
+			plan.add(OpRoBind, "/dev/null", filepath.Join(l.Home, layout.CredentialsFile), RuleCredentialsFile, "Claude Code's login: with credentials = proxy it stays outside, where the launcher's credential proxy adds it to Claude's requests")
 		}
 		addr := l.AuthAddr
 		if c.NetworkMode() == NetworkAllowlist {

@@ -307,7 +307,7 @@ func (r *Resolved) credentialsFile(l Launch) error {
 	if l.AuthToken == "" {
 		return nil
 	}
-	cred := filepath.Join(l.Home, CredentialsFile)
+	cred := filepath.Join(l.Home, layout.CredentialsFile)
 	if isLink(cred) {
 		return fmt.Errorf("%s is a symbolic link; the sandbox hides the login, which it cannot do through a link; replace the link with a copy of its target", cred)
 	}

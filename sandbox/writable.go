@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,7 +23,7 @@ import (
 // login or Claude session starts. With the files directly in a home (its rc
 // and config files: .bashrc, .profile, .gitconfig, .claude.json, ...) no key
 // makes them writable.
-var homeGuards = []string{".ssh", ".config", ".local/bin", ".claude", ".cache/claude-sandbox"}
+var homeGuards = []string{".ssh", ".config", ".local/bin", ".claude", layout.UserCache}
 
 // claudeHome are the home paths the sandbox binds itself: a sandbox-cache
 // may not hide them.
@@ -289,7 +290,7 @@ func (w *writeCheck) otherHomes() []string {
 // tree per workspace, so a session can leave nothing there for the sessions
 // of another workspace.
 func CacheDir(home, ws, rel string) string {
-	return filepath.Join(home, ".cache/claude-sandbox/caches", workspaceKey(ws), strings.TrimSuffix(rel, "/"))
+	return filepath.Join(home, layout.UserCache, "caches", workspaceKey(ws), strings.TrimSuffix(rel, "/"))
 }
 
 // StateDir is where the workspace's own copy of a part of ~/.claude
@@ -297,7 +298,7 @@ func CacheDir(home, ws, rel string) string {
 // session can see, one tree per workspace. rel is the part's path below
 // the home.
 func StateDir(home, ws, rel string) string {
-	return filepath.Join(home, ".cache/claude-sandbox/state", workspaceKey(ws), strings.TrimPrefix(rel, ".claude/"))
+	return filepath.Join(home, layout.UserCache, "state", workspaceKey(ws), strings.TrimPrefix(rel, ".claude/"))
 }
 
 // workspaceKey names a workspace's tree: its base name, for people, and a

@@ -3,6 +3,7 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"io"
 	"io/fs"
 	"os"
@@ -86,7 +87,7 @@ func credentialFileHidden(f *facts) (string, error) {
 	case f.sessionToken() == "":
 		return noLoginDetail, nil
 	}
-	return hiddenFile(filepath.Join(f.launch.launch.Home, sandbox.CredentialsFile))
+	return hiddenFile(filepath.Join(f.launch.launch.Home, layout.CredentialsFile))
 }
 
 // hiddenFile checks that path shows nothing: absent, the null device, or

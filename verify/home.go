@@ -88,7 +88,7 @@ func claudeStateOwn(f *facts) (string, error) {
 	}
 	home := f.launch.launch.Home
 	for _, rel := range sandbox.ClaudeOwnState() {
-		own, _ := filepath.Rel(filepath.Join(home, ".cache/claude-sandbox"), sandbox.StateDir(home, f.launch.plan.Workspace, rel))
+		own, _ := filepath.Rel(filepath.Join(home, layout.UserCache), sandbox.StateDir(home, f.launch.plan.Workspace, rel))
 		m, ok := f.mountAt(filepath.Join(home, rel))
 		switch {
 		case !ok:

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"net"
 	"net/http"
 	"os"
@@ -304,7 +305,7 @@ func TestCredentialPlaceholder(t *testing.T) {
 
 func TestCredentialFileHidden(t *testing.T) {
 	home := t.TempDir()
-	file := filepath.Join(home, sandbox.CredentialsFile)
+	file := filepath.Join(home, layout.CredentialsFile)
 	proxied := func(conf string) *facts {
 		f := netFacts(t, conf, "ANTHROPIC_AUTH_TOKEN="+token)
 		f.launch = &launchView{launch: sandbox.Launch{Home: home}}

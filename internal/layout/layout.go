@@ -9,6 +9,8 @@
 // product, another value for a test that points it at temporary files.
 package layout
 
+import "fmt"
+
 // Where the product lives on an installed system.
 const (
 	// LibexecDir holds what no PATH should find: the real Claude Code and
@@ -83,10 +85,20 @@ const (
 	NativeHomeCache = "/var/cache/claude-sandbox/native-home"
 	NPMCache        = "/var/cache/claude-sandbox/npm"
 
+	// UserCache is the product's directory in the user's home, relative to
+	// it: the denial log, the sandbox caches' and each workspace's own
+	// state of Claude Code (ADR 0027). No session sees it.
+	UserCache = ".cache/claude-sandbox"
 	// DenialsLog is where the egress proxy records what it refused,
 	// relative to the user's home: outside every path the sandbox can see.
-	DenialsLog = ".cache/claude-sandbox/denials.log"
+	DenialsLog = UserCache + "/denials.log"
+	// CredentialsFile is Claude Code's login, relative to the home.
+	CredentialsFile = ".claude/.credentials.json"
 )
+
+// BackgroundDir is the directory of the user uid's background services
+// (ADR 0026), one per workspace below it.
+func BackgroundDir(uid int) string { return fmt.Sprintf("/tmp/claude-sandbox-%d", uid) }
 
 // The commands the product wires into Claude Code's settings and the dev
 // container, by absolute path so no PATH can put something else in their
