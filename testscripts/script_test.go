@@ -55,6 +55,7 @@ func TestMain(m *testing.M) {
 		"seccomp-filter":   func() { os.Exit(seccompFilter(os.Args[1:])) },
 		"flood":            func() { os.Exit(probe(append([]string{"flood"}, os.Args[1:]...))) },
 		"no-landlock":      func() { os.Exit(noLandlock(os.Args[1:])) },
+		"casefs":           func() { os.Exit(casefsServe(os.Args[1:])) },
 
 		// The IDE's and the SDKs' process wrapper (ADR 0023).
 		"claude-sandbox-wrap": func() { os.Exit(runCLI()) },
