@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"io"
 	"io/fs"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // Kind is how a credential is presented to the API.

@@ -2,13 +2,13 @@ package authproxy_test
 
 import (
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 const fileLogin = `{"claudeAiOauth":{"accessToken":"sk-ant-oat01-file","refreshToken":"sk-ant-ort01-file","expiresAt":4102444800000,"scopes":["user:inference"],"subscriptionType":"max"}}`

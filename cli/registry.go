@@ -4,11 +4,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/claude-sandbox/claude-sandbox/host"
 )
 
 // A group is where the usage lists a command.

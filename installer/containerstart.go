@@ -2,12 +2,12 @@ package installer
 
 import (
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"os"
 	"strconv"
 
 	"github.com/claude-sandbox/claude-sandbox/doctor"
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 

@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"net"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"

@@ -2,12 +2,12 @@ package launcher
 
 import (
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/host"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 

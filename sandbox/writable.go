@@ -5,11 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // What allow-write and allow-write-executable may bind read-write (ADR 0013).

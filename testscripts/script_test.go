@@ -14,7 +14,6 @@ package testscripts
 import (
 	"cmp"
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/host"
 	"os"
 	"os/exec"
 	"path"
@@ -26,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/claude-sandbox/claude-sandbox/cli"

@@ -3,13 +3,13 @@ package verify
 import (
 	"errors"
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/host"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"golang.org/x/sys/unix"
 )

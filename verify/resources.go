@@ -2,11 +2,11 @@ package verify
 
 import (
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
 

@@ -9,11 +9,11 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/host"
 	"io"
 	"os"
 	"text/tabwriter"
 
+	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 )
