@@ -1,9 +1,10 @@
 // Package host reads what this machine and user are, for the launcher,
-// verify, the installer and doctor alike: the user's passwd entry and home,
-// the conf, where bwrap is, whether this process runs inside a sandbox, and
-// the recorded version of the real Claude Code. It reads them from the
-// kernel and the files an administrator owns, never from the caller's
-// environment. It sits below every package that acts on them.
+// verify, the installer and the command line alike: the user's passwd
+// entry and home, the conf, where bwrap is, whether this process runs
+// inside a sandbox, and the recorded version of the real Claude Code. It
+// reads them from the kernel and the files an administrator owns, never
+// from the caller's environment. It sits below every package that acts on
+// them.
 package host
 
 import (

@@ -182,10 +182,6 @@ func exists(p string) bool {
 // the helper by it.
 const SocketHelperArg = "--socket-helper"
 
-// OOMScoreAdj is the oom_score_adj of every process in the sandbox: the
-// kernel's OOM killer takes a process of the sandbox before any other.
-const OOMScoreAdj = 1000
-
 // InitCommand is what bwrap runs: init opens the listeners, installs the
 // warden's filter, hands both out, and execs Claude.
 func InitCommand(listen, private, claude []string) []string {

@@ -180,6 +180,11 @@ type Background struct {
 // sockets for the user uid.
 func DaemonSocketDir(uid int) string { return fmt.Sprintf("/tmp/cc-daemon-%d", uid) }
 
+// OOMScoreAdj is the oom_score_adj of every process in the sandbox, which
+// the launcher sets on the first and every other inherits: the kernel's OOM
+// killer takes a process of the sandbox before any other.
+const OOMScoreAdj = 1000
+
 // BackgroundRoleVar names, inside, which sandbox of the background service
 // this is: "service" or "client". The inside wrapper reads it; the caller
 // cannot pass it (CLAUDE_SANDBOX_ names never enter).
