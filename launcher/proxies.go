@@ -64,6 +64,9 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	for _, d := range pr.Plan.InNamedDirs {
 		s.rules.InNamedDirs = append(s.rules.InNamedDirs, warden.NamedDir{Dir: d.Dir, Names: d.Names, Why: d.Why})
 	}
+	if pr.Plan.GitStore != "" {
+		s.rules.GitStore = &warden.GitStore{Dir: pr.Plan.GitStore, Inside: layout.InsideGitStore}
+	}
 	s.rules.PrivateNetwork = pr.Plan.PrivateNetwork()
 	s.rules.Siblings = pr.Siblings
 	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}

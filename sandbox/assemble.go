@@ -27,6 +27,7 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 	p := &Plan{Workspace: r.workspace, Namespaces: namespaces(c), CommandFiles: r.missing}
 	p.Private = p.system(l)
+	p.gitStore(l, r)
 	p.Private = append(p.Private, p.home(c, s, l, r))
 	p.writable(c, r)
 	p.background(l)
@@ -60,6 +61,17 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 	}
 	p.Command = InitCommand(p.Listen, p.Private, p.Claude)
 	return p
+}
+
+// gitStore binds the workspace's git store where only the sandbox sees it
+// (ADR 0034): a repository made during a session keeps its git directory
+// there, so git outside, which finds a ".git" link leading nowhere, never
+// obeys what the session wrote into it.
+func (p *Plan) gitStore(l Launch, r *Resolved) {
+	p.GitStore = StateDir(l.Home, r.workspace, "git")
+	p.add(OpBind, p.GitStore, layout.InsideGitStore, RuleGitStore,
+		"the git directories of repositories made during the workspace's sessions: a .git made where the outside sees it is a link here, a path that exists only inside, so git outside finds no repository there (ADR 0034)")
+	p.OwnDirs = append(p.OwnDirs, p.GitStore)
 }
 
 // background adds, for a launch of background sessions, the directory of

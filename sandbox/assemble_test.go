@@ -67,6 +67,7 @@ func TestAssembleMountOrder(t *testing.T) {
 		"inside-marker --dir /run/claude-sandbox",
 		"inside-marker --dir /run/claude-sandbox/inside",
 		"init --ro-bind /run/claude-sandbox/claude-sandbox",
+		"git-store --bind /run/claude-sandbox/git",
 		"home --tmpfs ~",
 		"real-binary --ro-bind ~/.local/bin/claude",
 		"claude-state --bind ~/.claude",

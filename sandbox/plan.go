@@ -28,6 +28,10 @@ type Plan struct {
 	// Code's own state, the sandbox caches), which the launcher creates if
 	// missing.
 	OwnDirs []string
+	// GitStore is the workspace's git store outside (ADR 0034): a ".git"
+	// the session makes where the outside sees it is made there, and the
+	// name becomes a link to the store's path inside.
+	GitStore string
 	// CommandFiles are the files under ~/.claude that the user's settings
 	// name as commands and that are missing: the launcher creates them
 	// empty so they can be bound read-only.
@@ -107,6 +111,7 @@ const (
 	RuleInsideSettings  Rule = "inside-settings"  // the outside's managed settings, covered
 	RuleCredentialsFile Rule = "credentials-file" // Claude Code's login, covered
 	RuleBackground      Rule = "background"       // the background service's shared sockets and the wrapper inside (ADR 0026)
+	RuleGitStore        Rule = "git-store"        // the git directories of repositories made inside, seen only inside (ADR 0034)
 )
 
 // An EnvVar is one variable of the sandbox's environment.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -75,7 +76,8 @@ var nameProbes = map[string]func(arg string) error{
 	},
 	// race-create DIR: try, thousands of times, to create DIR/.git while
 	// another thread flips the path in memory between an allowed name and
-	// ".git" during the call. Succeeds (exit 0) only if .git appeared.
+	// ".git" during the call. Succeeds (exit 0) only if a .git appeared
+	// that is not the warden's link into the git store (ADR 0034).
 	"race-create": func(dir string) error {
 		allowed := []byte(filepath.Join(dir, "ok-name") + "\x00")
 		refused := []byte(filepath.Join(dir, ".git") + "\x00\x00\x00\x00\x00\x00\x00")
@@ -102,10 +104,14 @@ var nameProbes = map[string]func(arg string) error{
 		}
 		stop.Store(true)
 		<-done
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			fmt.Println("race-create: .git was created")
-			return nil
+		dotGit := filepath.Join(dir, ".git")
+		if _, err := os.Lstat(dotGit); err != nil {
+			return fmt.Errorf("%s never appeared", dotGit)
 		}
-		return fmt.Errorf("%s/.git never appeared", dir)
+		if target, err := os.Readlink(dotGit); err == nil && filepath.Dir(target) == layout.InsideGitStore {
+			return fmt.Errorf("%s is a link into the git store", dotGit)
+		}
+		fmt.Println("race-create: .git was created")
+		return nil
 	},
 }

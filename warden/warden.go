@@ -89,6 +89,20 @@ type Rules struct {
 	// Siblings, when set, are the directories the sandboxes of one user
 	// and workspace share for Claude Code's background service (ADR 0026).
 	Siblings *Siblings
+	// GitStore, when set, is where a new ".git" is made instead of where
+	// the outside sees it (ADR 0034).
+	GitStore *GitStore
+}
+
+// A GitStore is the workspace's directory of git directories made during
+// its sessions: Dir outside, bound at Inside in the sandbox. A ".git"
+// directory or file the sandbox makes where the outside can see it is made
+// in Dir under a new name, and the ".git" is a link to that name under
+// Inside: inside, git follows it; outside, the link leads nowhere, and git
+// looks for a repository further up as if the directory were a plain one.
+type GitStore struct {
+	Dir    string
+	Inside string
 }
 
 type fileID struct{ dev, ino uint64 }
@@ -148,6 +162,7 @@ type Warden struct {
 	receiver chan struct{}
 	sockets  ownSockets
 	siblings *siblingSockets // nil unless Rules.Siblings
+	store    *gitStore       // nil unless Rules.GitStore
 	helper   *helperClient
 	stop     sync.Once // fatal's
 }
@@ -177,6 +192,13 @@ func New(listener int, r Rules) (*Warden, error) {
 			// A refusal is known by its reason: none may be empty.
 			w.inNamed[dir][foldname.Key(n)] = cmp.Or(d.Why, "a program outside obeys it")
 		}
+	}
+	if r.GitStore != nil {
+		s, err := openGitStore(*r.GitStore)
+		if err != nil {
+			return nil, err
+		}
+		w.store = s
 	}
 	for _, r := range r.Paths {
 		r.Why = cmp.Or(r.Why, "a protected path")
@@ -538,30 +560,40 @@ func (w *Warden) sandboxRoot(t *task) (int, error) {
 // answer), an outside name is not permitted (EPERM). It returns "" and 0
 // for a name the sandbox may use.
 func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno) {
+	private, why, errno := w.refuseByRule(dir, name, emptyDir)
+	if errno != 0 || private {
+		return why, errno
+	}
+	for _, n := range w.outside {
+		if foldname.Same(n.Name, name) {
+			return n.Why, unix.EPERM
+		}
+	}
+	return "", 0
+}
+
+// refuseByRule is refuse without the outside names: the rules of the plan
+// alone. private reports a directory on one of the sandbox's own file
+// systems.
+func (w *Warden) refuseByRule(dir int, name string, emptyDir bool) (private bool, why string, errno unix.Errno) {
 	var st unix.Stat_t
 	if err := unix.Fstat(dir, &st); err != nil {
-		return "cannot tell what directory this is", unix.EPERM
+		return false, "cannot tell what directory this is", unix.EPERM
 	}
 	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok {
 		for _, n := range r.Names {
 			if foldname.Same(n, name) {
-				return r.Why, unix.EROFS
+				return false, r.Why, unix.EROFS
 			}
 		}
 	}
-	if !w.private[st.Dev] && (len(w.paths) > 0 || len(w.inNamed) > 0) {
+	private = w.private[st.Dev]
+	if !private && (len(w.paths) > 0 || len(w.inNamed) > 0) {
 		if why, onTheWay := w.underPathRule(fdPath(dir) + "/" + name); why != "" && !(onTheWay && emptyDir) {
-			return why, unix.EROFS
+			return false, why, unix.EROFS
 		}
 	}
-	if !w.private[st.Dev] {
-		for _, n := range w.outside {
-			if foldname.Same(n.Name, name) {
-				return n.Why, unix.EPERM
-			}
-		}
-	}
-	return "", 0
+	return private, "", 0
 }
 
 // isOutsideName reports whether name is an outside name as written.
@@ -659,6 +691,14 @@ func (w *Warden) makeNode(t *task, wk *walker, start int, path string, req reque
 	var st unix.Stat_t
 	if r.dir >= 0 && w.isOutsideName(r.name) && unix.Fstatat(r.dir, r.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		return unix.EEXIST
+	}
+	if req.op == opMkdir {
+		if inStore, e := w.toGitStore(r, true); e != 0 || inStore {
+			if e == 0 {
+				_, e = w.makeInGitStore(t, r, true, 0, req.mode)
+			}
+			return e
+		}
 	}
 	if e := w.checkMake(r, req.op == opMkdir); e != 0 {
 		return e
@@ -790,6 +830,13 @@ func (w *Warden) openOnce(id uint64, t *task, wk *walker, start int, path string
 	tmpfile := flags&unix.O_TMPFILE == unix.O_TMPFILE
 	if strings.HasSuffix(path, "/") && !tmpfile {
 		return -1, unix.EISDIR
+	}
+	if !tmpfile && flags&unix.O_CREAT != 0 {
+		if inStore, e := w.toGitStore(r, false); e != 0 {
+			return -1, e
+		} else if inStore {
+			return w.makeInGitStore(t, r, false, flags|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
+		}
 	}
 	// An unnamed file makes no name in its directory; linking it later
 	// does, and is checked then.

@@ -78,6 +78,11 @@ const (
 	// sessions under the wrapper's name: Claude Code's
 	// CLAUDE_CODE_PROCESS_WRAPPER there (ADR 0026).
 	InsideWrapper = "/run/claude-sandbox/" + WrapperName
+	// InsideGitStore is where the workspace's git store is bound inside:
+	// the git directories of repositories made during a session live
+	// there, and the ".git" the session made is a link to this path, which
+	// exists only inside (ADR 0034).
+	InsideGitStore = "/run/claude-sandbox/git"
 
 	// NativeHomeCache and NPMCache are where the installer keeps what it
 	// downloads: Anthropic's native installer's home, and npm packages by
