@@ -17,12 +17,14 @@ type group int
 
 const (
 	admin group = iota
+	work
 	diagnostics
 	hooks
 )
 
 var groupTitles = [...]string{
 	admin:       "admin (as root):",
+	work:        "repositories made in sessions (as the user, outside the sandbox):",
 	diagnostics: "diagnostics:",
 	hooks:       "internal hooks (Claude Code, the devcontainer feature and the launcher run these, not people):",
 }

@@ -5,11 +5,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -222,4 +226,39 @@ func statKind(dirfd int, name string) byte {
 func skippable(err error) bool {
 	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) ||
 		errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
+}
+
+// GitStoreLinks walks the roots as a launch does and returns, by path, the
+// ".git" links that lead into the git store inside (ADR 0034), each with
+// the name of the store's entry it leads to.
+func GitStoreLinks(roots []string) (map[string]string, error) {
+	found, err := findEntries(roots)
+	if err != nil {
+		return nil, err
+	}
+	links := map[string]string{}
+	for _, e := range found {
+		if e.kind != unix.DT_LNK || filepath.Base(e.path) != ".git" {
+			continue
+		}
+		if name, ok := GitStoreEntry(e.path); ok {
+			links[e.path] = name
+		}
+	}
+	return links, nil
+}
+
+// GitStoreEntry reads the link at path and returns the name of the git
+// store's entry it leads to, if it leads straight to one: the store's path
+// inside and a single name.
+func GitStoreEntry(path string) (string, bool) {
+	target, err := os.Readlink(path)
+	if err != nil {
+		return "", false
+	}
+	name, ok := strings.CutPrefix(target, layout.InsideGitStore+"/")
+	if !ok || name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+		return "", false
+	}
+	return name, true
 }

@@ -1,0 +1,157 @@
+package gitstore
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+)
+
+// stored makes, in a new store, a repository as a session would leave it
+// (made by git, with a commit) and a working tree whose .git links to it;
+// change alters the stored git directory first.
+func stored(t *testing.T, format string, change func(gitDir string)) (store, dir, entry string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	root := t.TempDir()
+	store, dir = filepath.Join(root, "store"), filepath.Join(root, "ws", "made")
+	entry = filepath.Join(store, "made-0123456789abcdef")
+	for _, d := range []string{store, dir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"init", "-q", "--separate-git-dir=" + entry}
+	if format != "" {
+		args = append(args, "--object-format="+format)
+	}
+	git(t, dir, append(args, dir)...)
+	git(t, dir, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "inside")
+	git(t, dir, "config", "core.fsmonitor", "touch "+filepath.Join(root, "ran")+"; false")
+	git(t, dir, "remote", "add", "origin", "https://example.com/x.git")
+	if err := os.Remove(filepath.Join(dir, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(layout.InsideGitStore+"/made-0123456789abcdef", filepath.Join(dir, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if change != nil {
+		change(entry)
+	}
+	return store, dir, entry
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(gitEnv(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestAdoptCarriesDataOnly(t *testing.T) {
+	for _, format := range []string{"", "sha256"} {
+		t.Run("format="+format, func(t *testing.T) {
+			store, dir, entry := stored(t, format, func(g string) {
+				os.Symlink("/etc/passwd", filepath.Join(g, "objects", "planted-link"))
+				os.WriteFile(filepath.Join(g, "objects", "info", "alternates"), []byte("/elsewhere/objects\n"), 0o644)
+			})
+			a, err := Adopt(store, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Lstat(filepath.Join(dir, ".git")); err != nil || !fi.IsDir() {
+				t.Fatalf("%s/.git is not a directory now: %v", dir, err)
+			}
+			if _, err := os.Lstat(entry); !os.IsNotExist(err) {
+				t.Errorf("the store's entry is still there: %v", err)
+			}
+			if got := git(t, dir, "log", "--format=%s"); got != "inside" {
+				t.Errorf("log = %q, want the commit made inside", got)
+			}
+			cfg := exec.Command("git", "config", "--file", filepath.Join(dir, ".git", "config"), "--get-regexp", "core.fsmonitor|remote")
+			if out, err := cfg.CombinedOutput(); len(out) > 0 || err == nil {
+				t.Errorf("carried configuration: %q (%v)", out, err)
+			}
+			if format != "" {
+				if got := git(t, dir, "rev-parse", "--show-object-format"); got != format {
+					t.Errorf("object format %q, want %q", got, format)
+				}
+			}
+			want := []string{"objects/info/alternates", "objects/planted-link"}
+			if strings.Join(a.Skipped, " ") != strings.Join(want, " ") || len(a.Remotes) != 1 || a.Refs != 1 {
+				t.Errorf("adoption = %+v, want skipped %q, one remote, one ref", a, want)
+			}
+		})
+	}
+}
+
+// A stored repository adopt cannot vouch for is refused, and nothing
+// changes: the link, the store's entry, no directory left behind.
+func TestAdoptRefusesAndChangesNothing(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(g string)
+		want   string
+	}{
+		{"a ref that is not one", func(g string) {
+			os.WriteFile(filepath.Join(g, "refs", "heads", "evil"), []byte("[core]\n\tfsmonitor = x\n"), 0o644)
+		}, "refs/heads/evil is not a ref"},
+		{"a HEAD that names no ref", func(g string) { os.WriteFile(filepath.Join(g, "HEAD"), []byte("ref: ../../config\n"), 0o644) }, "HEAD does not name a ref"},
+		{"packed refs that are not", func(g string) { os.WriteFile(filepath.Join(g, "packed-refs"), []byte("[include]\n"), 0o644) }, "packed-refs:1: not a packed ref"},
+		{"a linked worktree's git directory", func(g string) { os.WriteFile(filepath.Join(g, "commondir"), []byte("../..\n"), 0o644) }, "linked worktree"},
+		{"reftable", func(g string) {
+			f, _ := os.OpenFile(filepath.Join(g, "config"), os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString("[extensions]\n\trefStorage = reftable\n")
+			f.Close()
+		}, `keeps its refs in "reftable"`},
+		{"a git file", func(g string) {
+			os.RemoveAll(g)
+			os.WriteFile(g, []byte("gitdir: /ws/elsewhere\n"), 0o644)
+		}, "leads to a git file in the store"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			store, dir, entry := stored(t, "", c.change)
+			before, _ := os.ReadDir(dir)
+			_, err := Adopt(store, dir)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Adopt: %v, want an error with %q", err, c.want)
+			}
+			if _, ok := lstatLink(filepath.Join(dir, ".git")); !ok {
+				t.Error("the .git link is gone")
+			}
+			if _, err := os.Lstat(entry); err != nil {
+				t.Errorf("the store's entry is gone: %v", err)
+			}
+			if after, _ := os.ReadDir(dir); len(after) != len(before) {
+				t.Errorf("%s had %d entries, now %d", dir, len(before), len(after))
+			}
+		})
+	}
+}
+
+func TestAdoptRefusesWhatIsNoStoreLink(t *testing.T) {
+	store, dir, _ := stored(t, "", nil)
+	for _, target := range []string{"/elsewhere/made", layout.InsideGitStore + "/../etc", layout.InsideGitStore + "/a/b"} {
+		os.Remove(filepath.Join(dir, ".git"))
+		os.Symlink(target, filepath.Join(dir, ".git"))
+		if _, err := Adopt(store, dir); err == nil || !strings.Contains(err.Error(), "is not a link into the git store") {
+			t.Errorf("a link to %s: %v, want refused", target, err)
+		}
+	}
+}
+
+func lstatLink(p string) (os.FileInfo, bool) {
+	fi, err := os.Lstat(p)
+	return fi, err == nil && fi.Mode()&os.ModeSymlink != 0
+}
