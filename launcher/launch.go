@@ -7,6 +7,7 @@ package launcher
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -467,7 +468,7 @@ type homePart struct {
 	path    string
 	dir     bool
 	content string
-	mode    os.FileMode // of a file
+	mode    os.FileMode // of a file; of a directory, when not 0o700
 	why     string      // for the error, after the path
 }
 
@@ -496,6 +497,10 @@ func homeParts(home string, plan *sandbox.Plan) []homePart {
 	}
 	for _, dir := range plan.OwnDirs {
 		parts = append(parts, homePart{path: dir, dir: true, why: " (seen only by sandboxes)"})
+	}
+	for _, dir := range plan.MountPoints {
+		// As git and Claude Code would make them: the user's umask decides.
+		parts = append(parts, homePart{path: dir, dir: true, mode: 0o777, why: ", where the sandbox sees the workspace's git store (ADR 0034)"})
 	}
 	return parts
 }
@@ -539,7 +544,7 @@ func cause(err error) error {
 func prepareHome(home string, plan *sandbox.Plan) error {
 	for _, part := range homeParts(home, plan) {
 		if part.dir {
-			if err := os.MkdirAll(part.path, 0o700); err != nil {
+			if err := os.MkdirAll(part.path, cmp.Or(part.mode, 0o700)); err != nil {
 				return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, cause(err))
 			}
 			continue

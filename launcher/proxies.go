@@ -67,6 +67,7 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 	if pr.Plan.GitStore != "" {
 		s.rules.GitStore = &warden.GitStore{Dir: pr.Plan.GitStore, Inside: layout.InsideGitStore}
 	}
+	s.rules.InsideOnly = pr.Plan.InsideOnly
 	s.rules.PrivateNetwork = pr.Plan.PrivateNetwork()
 	s.rules.Siblings = pr.Siblings
 	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}

@@ -72,6 +72,7 @@ func (p *Plan) gitStore(l Launch, r *Resolved) {
 	p.add(OpBind, p.GitStore, layout.InsideGitStore, RuleGitStore,
 		"the git directories of repositories made during the workspace's sessions: a .git made where the outside sees it is a link here, a path that exists only inside, so git outside finds no repository there (ADR 0034)")
 	p.OwnDirs = append(p.OwnDirs, p.GitStore)
+	p.InsideOnly = append(p.InsideOnly, layout.InsideGitStore)
 }
 
 // background adds, for a launch of background sessions, the directory of
@@ -217,6 +218,11 @@ func (p *Plan) writable(c *Conf, r *Resolved) {
 			p.add(OpBind, m.path, m.path, RulePin, m.why)
 		case readOnly:
 			p.add(OpRoBind, m.path, m.path, RuleProtected, m.why)
+		case storeBind:
+			p.add(OpBind, m.source, m.path, RuleGitStore, m.why)
+			p.OwnDirs = append(p.OwnDirs, m.source)
+			p.MountPoints = append(p.MountPoints, m.path)
+			p.InsideOnly = append(p.InsideOnly, m.path)
 		}
 	}
 	p.NameRules, p.PathRules = r.nameRules, r.pathRules

@@ -46,8 +46,8 @@ func TestAssembleMountOrder(t *testing.T) {
 	r.commands = []string{"/nonexistent/home/u/.claude/statusline.sh"}
 	r.writes = []write{{path: "/nonexistent/cache", key: "allow-write", line: Line{"/nonexistent/cache", 3}}}
 	r.held = []mount{
-		{"/nonexistent/w/.git", pin, whyPinGitDir},
-		{"/nonexistent/w/.git/config", readOnly, whyGitDir},
+		{path: "/nonexistent/w/.git", kind: pin, why: whyPinGitDir},
+		{path: "/nonexistent/w/.git/config", kind: readOnly, why: whyGitDir},
 	}
 	r.credentials = true
 	l := testLaunch()
@@ -105,7 +105,7 @@ func TestAssembleMountOrder(t *testing.T) {
 // Every mount and variable says which rule made it and why.
 func TestAssembleGivesReasons(t *testing.T) {
 	r := testResolved()
-	r.held = []mount{{"/nonexistent/w/.vscode", readOnly, whyOr("")}}
+	r.held = []mount{{path: "/nonexistent/w/.vscode", kind: readOnly, why: whyOr("")}}
 	l := testLaunch()
 	l.Environ = []string{"TERM=xterm", "MY_VAR=1"}
 	p := Assemble(testConf(t, "pass-env = MY_VAR\nshare-home = .gitconfig\n"), SessionEnv{}, l, r)

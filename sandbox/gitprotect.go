@@ -65,6 +65,10 @@ type hold struct {
 	exact bool
 	pin   bool   // an existing directory only pinned, not made read-only (a NameRule's directory)
 	why   string // the NameRule's reason
+	// store, when set, is a directory of the workspace's git store bound
+	// at path instead (ADR 0034): what the sandbox makes there is seen
+	// only inside.
+	store string
 }
 
 // A protectedPath is a workspace-relative path kept read-only (a trailing
@@ -110,11 +114,13 @@ type gitScan struct {
 }
 
 const (
-	whyGitDir   = "what git outside reads in a git directory: configuration, hooks, other git directories, sequencer state, the fsmonitor socket it asks, remotes it pushes to"
-	whyGitFile  = "a .git file or link points there: git outside would use a repository made there"
-	whyCommon   = "a commondir points there: git outside would read config and hooks made there"
-	whyIncluded = "configuration git outside reads (an include)"
-	whyHooks    = "hooks git outside runs (core.hooksPath)"
+	whyWorktreeStore   = "git directories of worktrees made during the workspace's sessions, seen only inside: git outside never enters a worktree made there (ADR 0034)"
+	whyClaudeWorktrees = "the checkouts of Claude Code's worktrees (claude --worktree, EnterWorktree), kept in the workspace's git store and seen only inside (ADR 0034)"
+	whyGitDir          = "what git outside reads in a git directory: configuration, hooks, other git directories, sequencer state, the fsmonitor socket it asks, remotes it pushes to"
+	whyGitFile         = "a .git file or link points there: git outside would use a repository made there"
+	whyCommon          = "a commondir points there: git outside would read config and hooks made there"
+	whyIncluded        = "configuration git outside reads (an include)"
+	whyHooks           = "hooks git outside runs (core.hooksPath)"
 )
 
 // protectGit finds every git directory that git outside could enter from
@@ -137,6 +143,7 @@ func protectGit(ws string, roots []string, found []foundEntry, home string, envi
 		return nil, err
 	}
 	out := &gitHolds{}
+	common := s.workspaceCommonDir()
 	for _, g := range s.order {
 		if !s.writable(g.path) {
 			continue
@@ -144,11 +151,90 @@ func protectGit(ws string, roots []string, found []foundEntry, home string, envi
 		s.holds = append(s.holds, hold{path: g.path, pin: true, why: whyGitDir})
 		for _, e := range gitDirEntries {
 			out.names = append(out.names, missingName{dir: g.path, name: e.name, why: whyGitDir})
+			if g.path == common && e.name == "worktrees" {
+				s.worktreeStores(common)
+				continue
+			}
 			s.holds = append(s.holds, hold{path: filepath.Join(g.path, e.name), dir: e.dir, why: whyGitDir})
 		}
 	}
 	out.holds = s.holds
 	return out, nil
+}
+
+// workspaceCommonDir is the git directory of the repository the workspace
+// is a working tree of, where git makes its linked worktrees' git
+// directories (the common directory of the workspace's own), if the
+// sandbox can write it; "" for none. A workspace whose .git is a link has
+// none: a repository made inside keeps all of its git directory in the
+// store already, and any other link is held as it is.
+func (s *gitScan) workspaceCommonDir() string {
+	dot := filepath.Join(s.ws, ".git")
+	fi, err := os.Lstat(dot)
+	if err != nil {
+		return ""
+	}
+	gd := dot
+	switch {
+	case fi.IsDir():
+	case fi.Mode().IsRegular():
+		t, err := gitdirFile(dot)
+		if err != nil {
+			return ""
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(s.ws, t)
+		}
+		gd = filepath.Clean(t)
+	default:
+		return ""
+	}
+	if b, err := readFile(filepath.Join(gd, "commondir")); err == nil && len(b) > 0 {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gd, c)
+		}
+		gd = filepath.Clean(c)
+	}
+	if resolved, err := filepath.EvalSymlinks(gd); err != nil || resolved != gd || !s.writable(gd) {
+		return ""
+	}
+	return gd
+}
+
+// worktreeStores holds where worktrees made inside go (ADR 0034): the
+// common git directory's worktrees/ and the workspace's
+// .claude/worktrees/, where Claude Code checks its worktrees out, are
+// directories of the workspace's git store inside. What is there already,
+// made outside, is bound back on top: the worktrees' git directories
+// read-only (as the whole worktrees/ was), the checkouts as they are.
+func (s *gitScan) worktreeStores(common string) {
+	admin := filepath.Join(common, "worktrees")
+	s.holds = append(s.holds, hold{path: admin, dir: true, why: whyWorktreeStore, store: StateDir(s.home, s.ws, "worktrees")})
+	for _, e := range dirEntries(admin) {
+		s.holds = append(s.holds, hold{path: filepath.Join(admin, e), dir: true, why: whyGitDir})
+	}
+	checkouts := filepath.Join(s.ws, ".claude", "worktrees")
+	s.holds = append(s.holds, hold{path: checkouts, dir: true, why: whyClaudeWorktrees, store: StateDir(s.home, s.ws, "claude-worktrees")})
+	for _, e := range dirEntries(checkouts) {
+		s.holds = append(s.holds, hold{path: filepath.Join(checkouts, e), pin: true, why: whyClaudeWorktrees})
+	}
+}
+
+// dirEntries are the names of the directories in dir (none if it is
+// missing or not a directory); links are not followed.
+func dirEntries(dir string) []string {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, de := range des {
+		if de.IsDir() {
+			out = append(out, de.Name())
+		}
+	}
+	return out
 }
 
 // above adds the repository the workspace lies in, when its .git is above

@@ -83,7 +83,7 @@ func TestProtectGit(t *testing.T) {
 	}
 	var got []string
 	for _, m := range mounts {
-		got = append(got, []string{"pin", "ro"}[m.kind]+" "+strings.TrimPrefix(m.path, ws+"/"))
+		got = append(got, []string{"pin", "ro", "store"}[m.kind]+" "+strings.TrimPrefix(m.path, ws+"/"))
 	}
 	for _, r := range nameRules(mounts, append(missing, git.names...)) {
 		why := map[string]string{whyGitDir: "git dir", whyGitFile: ".git file", whyIncluded: "included", whyHooks: "hooks"}[r.Why]
@@ -143,7 +143,7 @@ func TestProtectGit(t *testing.T) {
 		"pin wt",
 		"ro .git/config",
 		"ro .git/modules",
-		"ro .git/worktrees",
+		"ro .git/worktrees/wt",
 		"ro run.sh",
 		"ro sub/.git",
 		"ro team.gitconfig",
@@ -160,6 +160,11 @@ func TestProtectGit(t *testing.T) {
 		"rule : .githooks (hooks)",
 		"rule : run.sh (named by alias.x)",
 		"rule : team.gitconfig (included)",
+		// Worktrees made inside go to the workspace's git store (ADR 0034):
+		// the one made outside is bound back read-only.
+		"rule /.git/worktrees: wt (git dir)",
+		"store .claude/worktrees",
+		"store .git/worktrees",
 	}
 	sort.Strings(want)
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -185,7 +190,7 @@ func listing(t *testing.T, dir, ws string, roots []string, home string, environ 
 	}
 	var got []string
 	for _, m := range mounts {
-		got = append(got, []string{"pin", "ro"}[m.kind]+" "+strings.TrimPrefix(m.path, dir+"/"))
+		got = append(got, []string{"pin", "ro", "store"}[m.kind]+" "+strings.TrimPrefix(m.path, dir+"/"))
 	}
 	for _, r := range nameRules(mounts, append(missing, git.names...)) {
 		why := map[string]string{whyGitDir: "git dir", whyGitFile: ".git file", whyIncluded: "included", whyHooks: "hooks", whyCommon: "commondir"}[r.Why]
@@ -222,9 +227,11 @@ func TestProtectGitCases(t *testing.T) {
 		want: []string{
 			"pin ws/.bare",
 			"ro ws/.bare/config",
-			"ro ws/.bare/worktrees",
+			"ro ws/.bare/worktrees/main",
 			"ro ws/.git",
 			"rule ws: .git (.git file)",
+			"store ws/.bare/worktrees",
+			"store ws/.claude/worktrees",
 		},
 	}, {
 		name:  "a nested .git file pointing to a missing directory",
@@ -236,6 +243,8 @@ func TestProtectGitCases(t *testing.T) {
 			"ro ws/.git/config",
 			"ro ws/lib/.git",
 			"rule ws/lib: .git (.git file)",
+			"store ws/.claude/worktrees",
+			"store ws/.git/worktrees",
 		},
 	}, {
 		name:  "sequencer state of a nested repository",
@@ -268,6 +277,8 @@ func TestProtectGitCases(t *testing.T) {
 			"ro ws/tools/real",
 			"rule ws/bin: fsmon (named by core.fsmonitor)",
 			"rule ws/tools: real (named by core.fsmonitor)",
+			"store ws/.claude/worktrees",
+			"store ws/.git/worktrees",
 		},
 	}, {
 		name:  "the repository above a workspace-root names files in it",
@@ -290,10 +301,11 @@ func TestProtectGitCases(t *testing.T) {
 			"ro ws/.git/config",
 			"ro ws/.git/hooks",
 			"ro ws/.git/modules",
-			"ro ws/.git/worktrees",
 			"ro ws/my.gitconfig",
 			"rule ws: my.gitconfig (included)",
 			"rule ws: pager.sh (named by core.pager)",
+			"store ws/.claude/worktrees",
+			"store ws/.git/worktrees",
 		},
 	}, {
 		name:  "a repository in an allow-write path",
@@ -316,8 +328,10 @@ func TestProtectGitCases(t *testing.T) {
 			"ro ws/.git/config",
 			"ro ws/.git/hooks",
 			"ro ws/.git/modules",
-			"ro ws/.git/worktrees",
+			"ro ws/.git/worktrees/wt",
 			"rule ws: wt.inc (included)",
+			"store ws/.claude/worktrees",
+			"store ws/.git/worktrees",
 		},
 	}, {
 		name: "a submodule not checked out includes a workspace file",
@@ -332,8 +346,44 @@ func TestProtectGitCases(t *testing.T) {
 			"ro ws/.git/config",
 			"ro ws/.git/hooks",
 			"ro ws/.git/modules",
-			"ro ws/.git/worktrees",
 			"rule ws: lib.inc (included)",
+			"store ws/.claude/worktrees",
+			"store ws/.git/worktrees",
+		},
+	}, {
+		// ADR 0034: a bind through a link would land where the link
+		// leads; the path is held read-only instead.
+		name:  "the workspace's .claude is a link: no store bound there",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.claude": "->../elsewhere", "elsewhere/worktrees/": ""},
+		want: []string{
+			"pin ws/.git",
+			"ro ws/.git/config",
+			"rule ws: .claude (the checkouts of Claude Code's worktrees)",
+			"store ws/.git/worktrees",
+		},
+	}, {
+		name:  "the repository's worktrees is a file: held read-only",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/worktrees": "not a directory"},
+		want: []string{
+			"pin ws/.git",
+			"ro ws/.git/config",
+			"ro ws/.git/worktrees",
+			"rule ws/.git: worktrees (git directories of worktrees made during the workspace's sessions, seen only inside: git outside never enters a worktree made there)",
+			"store ws/.claude/worktrees",
+		},
+	}, {
+		name:  "Claude Code's worktrees made outside are bound back on the store, as they are",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.claude/worktrees/old/.git": "gitdir: ../../../.git/worktrees/old\n", "ws/.git/worktrees/old/HEAD": "", "ws/.git/worktrees/old/gitdir": "../../../.claude/worktrees/old/.git\n", "ws/.git/worktrees/old/commondir": "../..\n"},
+		want: []string{
+			"pin ws/.claude",
+			"pin ws/.claude/worktrees/old",
+			"pin ws/.git",
+			"ro ws/.claude/worktrees/old/.git",
+			"ro ws/.git/config",
+			"ro ws/.git/worktrees/old",
+			"rule ws/.claude/worktrees/old: .git (.git file)",
+			"store ws/.claude/worktrees",
+			"store ws/.git/worktrees",
 		},
 	}, {
 		name:  "a bad line in a nested repository's config",

@@ -32,6 +32,14 @@ type Plan struct {
 	// the session makes where the outside sees it is made there, and the
 	// name becomes a link to the store's path inside.
 	GitStore string
+	// InsideOnly are the paths inside where the git store is bound: what
+	// the sandbox makes directly in them no program outside finds, so the
+	// warden holds no outside name or named directory's rule there.
+	InsideOnly []string
+	// MountPoints are the directories in the workspace the store is bound
+	// on (a repository's worktrees/, .claude/worktrees/), which the
+	// launcher makes when missing.
+	MountPoints []string
 	// CommandFiles are the files under ~/.claude that the user's settings
 	// name as commands and that are missing: the launcher creates them
 	// empty so they can be bound read-only.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // defaultProtect are workspace paths that run code outside the sandbox
@@ -309,14 +311,16 @@ func ClaudeArgs(args []string) []string {
 type mountKind int
 
 const (
-	pin      mountKind = iota // a directory bound onto itself so it cannot be renamed away
-	readOnly                  // an existing path bound read-only
+	pin       mountKind = iota // a directory bound onto itself so it cannot be renamed away
+	readOnly                   // an existing path bound read-only
+	storeBind                  // a directory of the git store bound in place of the path (ADR 0034)
 )
 
 type mount struct {
-	path string
-	kind mountKind
-	why  string
+	path   string
+	kind   mountKind
+	why    string
+	source string // storeBind's directory
 }
 
 // missingName is a name the sandbox may not create, or write, in dir; for
@@ -352,6 +356,9 @@ type protector struct {
 
 // hold walks from the root that holds h down to h.
 func (pr *protector) hold(h hold) error {
+	if h.store != "" {
+		return pr.storeHold(h)
+	}
 	root := rootOf(pr.roots, h.path)
 	if root == "" {
 		// Outside the roots as written; a link may still lead inside.
@@ -393,21 +400,66 @@ func (pr *protector) step(h hold, parent, part string, rest []string) (bool, err
 		pr.link(h, parent, part, rest)
 	case last && h.pin:
 		if _, ok := pr.kinds[cur]; !ok && fi.IsDir() {
-			pr.kinds[cur] = mount{cur, pin, whyPinGitDir}
+			pr.kinds[cur] = mount{path: cur, kind: pin, why: whyPinGitDir}
 		}
 	case last || !fi.IsDir():
-		pr.kinds[cur] = mount{cur, readOnly, whyOr(h.why)}
+		pr.kinds[cur] = mount{path: cur, kind: readOnly, why: whyOr(h.why)}
 		// The name is refused too: a program outside that replaces the
 		// file (an editor's save, git's rename of config.lock) dissolves
 		// the sandbox's mount on it.
 		pr.missing = append(pr.missing, missingName{parent, part, whyOr(h.why), ""})
 	default:
 		if _, ok := pr.kinds[cur]; !ok {
-			pr.kinds[cur] = mount{cur, pin, whyPin}
+			pr.kinds[cur] = mount{path: cur, kind: pin, why: whyPin}
 		}
 		return true, nil
 	}
 	return false, nil
+}
+
+// storeHold binds h's store directory at h.path, with the directories on
+// the way that exist pinned; the launcher makes the rest. Where a link or
+// a file is on the way or at the path, a bind would land elsewhere, and
+// where the user cannot make what is missing, the launch would fail: the
+// path is held read-only instead, as any other (fail closed).
+func (pr *protector) storeHold(h hold) error {
+	root := rootOf(pr.roots, h.path)
+	if root == "" || root == h.path {
+		return nil
+	}
+	rel, _ := filepath.Rel(root, h.path)
+	cur, last := root, root
+	var pins []string
+	for _, part := range strings.Split(rel, "/") {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			// The launcher makes the rest: the user must be able to.
+			if unix.Access(last, unix.W_OK|unix.X_OK) != nil {
+				pr.queue = append(pr.queue, hold{path: h.path, dir: true, why: h.why})
+				return nil
+			}
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("protected path %s: %w", cur, err)
+		}
+		if !fi.IsDir() {
+			pr.queue = append(pr.queue, hold{path: h.path, dir: true, why: h.why})
+			return nil
+		}
+		if cur != h.path {
+			pins = append(pins, cur)
+		}
+		last = cur
+	}
+	for _, p := range pins {
+		if m, ok := pr.kinds[p]; !ok || m.kind == pin {
+			pr.kinds[p] = mount{path: p, kind: pin, why: whyPin}
+		}
+	}
+	pr.kinds[h.path] = mount{path: h.path, kind: storeBind, why: h.why, source: h.store}
+	return nil
 }
 
 // absent refuses a missing h: at its first missing component, and as a
@@ -492,7 +544,7 @@ const maxLinkHolds = 64
 // heldBy reports whether p is at or below a read-only mount.
 func heldBy(mounts []mount, p string) bool {
 	for _, m := range mounts {
-		if m.kind != pin && within(m.path, p) {
+		if m.kind == readOnly && within(m.path, p) {
 			return true
 		}
 	}

@@ -3,6 +3,9 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -63,7 +66,7 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 	for _, point := range points {
 		rel := strings.TrimPrefix(point, ws+"/")
 		_, mounted := f.mountAt(point)
-		if !mounted && madeDuringSession(point) {
+		if !mounted && appearedLater(final[point]) {
 			// Made outside since the launch: the warden holds it.
 			if final[point].Op.ReadOnly() {
 				if err := wardenRefuses(point); err != nil {
@@ -94,6 +97,21 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 	return fmt.Sprintf("%d read-only (%s); %d directories on the way pinned; %d missing, refused by the warden", len(held), strings.Join(held, ", "), pins, warden), nil
 }
 
+// appearedLater reports whether what the recomputed plan mounts at m's
+// point came after the launch: the point was made during the session, or,
+// for the git store's binds, the repository they belong to was (the
+// launcher makes their mount points before it starts the sandbox).
+func appearedLater(m sandbox.Mount) bool {
+	if madeDuringSession(m.Dest) {
+		return true
+	}
+	if m.Rule != sandbox.RuleGitStore {
+		return false
+	}
+	_, err := os.Lstat(m.Dest)
+	return errors.Is(err, fs.ErrNotExist) || madeDuringSession(filepath.Dir(m.Dest))
+}
+
 // plannedMounts: every mount of the plan is in place, read-only exactly
 // where the plan says so: the policy was applied in full. A planned
 // workspace path that a program outside made during the session (so the
@@ -118,7 +136,7 @@ func plannedMounts(f *facts) (string, error) {
 		switch {
 		case !ok && pm.Op == sandbox.OpRoBindTry:
 			absent++
-		case !ok && within(f.launch.plan.Workspace, point) && madeDuringSession(point):
+		case !ok && within(f.launch.plan.Workspace, point) && appearedLater(pm):
 			later++
 		case !ok:
 			wrong = append(wrong, point+" is not mounted")

@@ -113,3 +113,40 @@ func storeName(dir string) (string, error) {
 	}
 	return base + "-" + hex.EncodeToString(b[:]), nil
 }
+
+// insideOnlyMounts are the IDs of the mounts at paths, looked up from the
+// sandbox's root without following links. A path that is not a mount's
+// root is left out: its rules apply in full (fail closed). The sandbox
+// can make no mounts, so the IDs hold for the session.
+func insideOnlyMounts(root int, paths []string) map[uint64]bool {
+	ids := map[uint64]bool{}
+	for _, p := range paths {
+		fd, err := unix.Openat2(root, strings.TrimPrefix(p, "/"), &unix.OpenHow{
+			Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+		})
+		if err != nil {
+			continue
+		}
+		var stx unix.Statx_t
+		err = unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &stx)
+		unix.Close(fd)
+		if err == nil && stx.Mask&unix.STATX_MNT_ID != 0 && stx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0 {
+			ids[stx.Mnt_id] = true
+		}
+	}
+	return ids
+}
+
+// onInsideOnly reports whether the directory fd is directly on one of the
+// git store's mounts.
+func (w *Warden) onInsideOnly(fd int) bool {
+	if len(w.onlyMounts) == 0 {
+		return false
+	}
+	var stx unix.Statx_t
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &stx) != nil || stx.Mask&unix.STATX_MNT_ID == 0 {
+		return false
+	}
+	return w.onlyMounts[stx.Mnt_id]
+}

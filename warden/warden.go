@@ -92,6 +92,10 @@ type Rules struct {
 	// GitStore, when set, is where a new ".git" is made instead of where
 	// the outside sees it (ADR 0034).
 	GitStore *GitStore
+	// InsideOnly are paths inside where the git store is bound (ADR 0034):
+	// directly on those mounts, as on the sandbox's own file systems, no
+	// outside name and no named directory's rule applies.
+	InsideOnly []string
 }
 
 // A GitStore is the workspace's directory of git directories made during
@@ -163,6 +167,10 @@ type Warden struct {
 	sockets  ownSockets
 	siblings *siblingSockets // nil unless Rules.Siblings
 	store    *gitStore       // nil unless Rules.GitStore
+	// insideOnly are Rules.InsideOnly; onlyMounts the IDs of the mounts
+	// there, read when the root is opened.
+	insideOnly []string
+	onlyMounts map[uint64]bool
 	helper   *helperClient
 	stop     sync.Once // fatal's
 }
@@ -171,7 +179,7 @@ type Warden struct {
 // one that does not exist is an error, because its names could then be
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
-	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, inNamed: map[string]map[string]string{},
+	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, inNamed: map[string]map[string]string{}, insideOnly: r.InsideOnly,
 		sockets: ownSockets{files: map[fileID]int{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
 	if r.Helper != nil {
 		w.helper = newHelperClient(int(r.Helper.Fd()))
@@ -552,6 +560,7 @@ func (w *Warden) sandboxRoot(t *task) (int, error) {
 		return -1, unix.ENOENT
 	}
 	w.root = root
+	w.onlyMounts = insideOnlyMounts(root, w.insideOnly)
 	return root, nil
 }
 
@@ -587,7 +596,7 @@ func (w *Warden) refuseByRule(dir int, name string, emptyDir bool) (private bool
 			}
 		}
 	}
-	private = w.private[st.Dev]
+	private = w.private[st.Dev] || w.onInsideOnly(dir)
 	if !private && (len(w.paths) > 0 || len(w.inNamed) > 0) {
 		if why, onTheWay := w.underPathRule(fdPath(dir) + "/" + name); why != "" && !(onTheWay && emptyDir) {
 			return false, why, unix.EROFS
@@ -661,7 +670,7 @@ func (w *Warden) ruledFile(fd int) (string, unix.Errno) {
 	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
 		return "", 0
 	}
-	if !w.private[st.Dev] {
+	if !w.private[st.Dev] && !w.onInsideOnly(fd) {
 		if why, _ := w.underPathRule(fdPath(fd)); why != "" {
 			return why, unix.EROFS
 		}
