@@ -14,12 +14,11 @@ import (
 // may have: bypass-permissions mode without Claude Code's warning, which
 // asks for the sandbox the session already runs in (accepting the warning
 // inside writes ~/.claude/settings.json, read-only there, so without this
-// it came back at every launch, ADR 0023); and background sessions that
-// edit the working copy of a repository, which Claude Code otherwise
-// refuses until the session has entered a worktree of its own, and none
-// can be made inside, where .git/worktrees is read-only (ADR 0028). A
-// regular file: Claude Code refuses a settings file that is a device.
-var insideSettings = []byte("{\"skipDangerousModePermissionPrompt\": true, \"worktree\": {\"bgIsolation\": \"none\"}}\n")
+// it came back at every launch, ADR 0023). Background sessions keep
+// Claude Code's own worktree isolation: worktrees are made inside since
+// ADR 0034 (ADR 0028 turned it off while they could not be). A regular
+// file: Claude Code refuses a settings file that is a device.
+var insideSettings = []byte("{\"skipDangerousModePermissionPrompt\": true}\n")
 
 // outsideSettings keeps a Claude Code started outside the sandbox (an IDE's
 // bundled binary, an SDK app, the real binary run directly) from running
