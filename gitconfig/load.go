@@ -29,20 +29,32 @@ type File struct {
 // that exists but cannot be read as a config (a directory, no permission)
 // is listed too: git refuses it and stops, so nothing in it runs.
 func Load(path, home string) ([]Entry, []File, error) {
-	l := &loader{home: home}
+	return LoadFrom(path, path, home)
+}
+
+// LoadFrom is Load with the text of the file at path read from the file at
+// from (a copy of it kept elsewhere); its includes are taken from path's
+// directory, as git would take them.
+func LoadFrom(path, from, home string) ([]Entry, []File, error) {
+	l := &loader{home: home, path: path, from: from}
 	err := l.load(path, 0)
 	return l.entries, l.files, err
 }
 
 type loader struct {
-	home    string
-	entries []Entry
-	files   []File
+	home       string
+	path, from string // the file of Load read from elsewhere
+	entries    []Entry
+	files      []File
 }
 
 func (l *loader) load(path string, depth int) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) && !exists(path) {
+	src := path
+	if path == l.path {
+		src = l.from
+	}
+	data, err := os.ReadFile(src)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) && !exists(src) {
 		l.files = append(l.files, File{Path: path})
 		return nil
 	}

@@ -30,7 +30,7 @@ import (
 type Entry struct {
 	Name  string   // its name in the store
 	Path  string   // where it is outside
-	Dir   bool     // a git directory (else a "gitdir:" file)
+	Dir   bool     // a git directory (else the entry of a "gitdir:" file)
 	Links []string // the ".git" links in the workspace that lead to it, sorted
 }
 
@@ -51,7 +51,9 @@ func List(store string, links map[string]string) ([]Entry, error) {
 	}
 	var out []Entry
 	for _, de := range des {
-		e := Entry{Name: de.Name(), Path: filepath.Join(store, de.Name()), Dir: de.IsDir(), Links: byName[de.Name()]}
+		path := filepath.Join(store, de.Name())
+		_, err := os.Lstat(filepath.Join(path, "HEAD"))
+		e := Entry{Name: de.Name(), Path: path, Dir: de.IsDir() && err == nil, Links: byName[de.Name()]}
 		sort.Strings(e.Links)
 		out = append(out, e)
 	}
@@ -90,7 +92,7 @@ type Adoption struct {
 // sessions that use the repository have ended.
 func Adopt(store, dir string) (*Adoption, error) {
 	link := filepath.Join(dir, ".git")
-	name, ok := sandbox.GitStoreEntry(link)
+	name, file, ok := sandbox.GitStoreEntry(link)
 	if !ok {
 		return nil, fmt.Errorf("%s is not a link into the git store of a sandbox (ADR 0034)", link)
 	}
@@ -99,8 +101,8 @@ func Adopt(store, dir string) (*Adoption, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s leads to %s, which is not in this workspace's git store %s: %w", link, name, store, err)
 	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("%s leads to a git file in the store (%s), not a repository's git directory: a linked worktree or a repository whose git directory is elsewhere; commit its work to a branch of that repository instead", link, entry)
+	if file || !fi.IsDir() {
+		return nil, fmt.Errorf("%s leads to a git file in the store (%s), not a repository's git directory: a linked worktree, a submodule or a repository whose git directory is elsewhere; commit its work to a branch of that repository instead", link, entry)
 	}
 	if _, err := os.Lstat(filepath.Join(entry, "commondir")); err == nil {
 		return nil, fmt.Errorf("%s is a linked worktree's git directory: its commits are in the repository it belongs to", entry)

@@ -553,8 +553,42 @@ func prepareHome(home string, plan *sandbox.Plan) error {
 			return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, cause(err))
 		}
 	}
+	for _, c := range plan.Copies {
+		if err := copyFile(c.From, c.To); err != nil {
+			return fmt.Errorf("cannot copy %s into the workspace's git store (ADR 0034): %w", c.From, cause(err))
+		}
+	}
 	wireStatusLine(filepath.Join(home, ".claude/settings.json"))
 	return nil
+}
+
+// copyFile replaces to with a copy of from, a regular file, in one rename:
+// a sandbox already running never reads half a copy.
+func copyFile(from, to string) error {
+	fi, err := os.Lstat(from)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", from)
+	}
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(to), filepath.Base(to)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), to)
 }
 
 // writeNew creates path with content, failing if it exists.

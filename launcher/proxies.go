@@ -68,6 +68,9 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 		s.rules.GitStore = &warden.GitStore{Dir: pr.Plan.GitStore, Inside: layout.InsideGitStore}
 	}
 	s.rules.InsideOnly = pr.Plan.InsideOnly
+	for _, c := range pr.Plan.CopyThrough {
+		s.rules.CopyThrough = append(s.rules.CopyThrough, warden.CopyThrough{Dir: c.Dir, Name: c.Name, Store: c.Store})
+	}
 	s.rules.PrivateNetwork = pr.Plan.PrivateNetwork()
 	s.rules.Siblings = pr.Siblings
 	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}

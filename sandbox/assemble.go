@@ -223,6 +223,13 @@ func (p *Plan) writable(c *Conf, r *Resolved) {
 			p.OwnDirs = append(p.OwnDirs, m.source)
 			p.MountPoints = append(p.MountPoints, m.path)
 			p.InsideOnly = append(p.InsideOnly, m.path)
+		case storeCopy:
+			p.add(OpBind, m.source, m.path, RuleGitStore, m.why)
+			p.add(OpRoBind, m.source+launchCopy, layout.InsideRepoConfig, RuleGitStore,
+				"the repository's configuration as this launch read it, for verify: inside, the repository's own name leads to the sandbox's copy")
+			p.OwnDirs = append(p.OwnDirs, filepath.Dir(m.source))
+			p.Copies = append(p.Copies, FileCopy{From: m.path, To: m.source}, FileCopy{From: m.path, To: m.source + launchCopy})
+			p.CopyThrough = append(p.CopyThrough, CopyThrough{Dir: filepath.Dir(m.path), Name: filepath.Base(m.path), Store: m.source})
 		}
 	}
 	p.NameRules, p.PathRules = r.nameRules, r.pathRules

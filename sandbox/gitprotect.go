@@ -9,6 +9,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/gitconfig"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -67,8 +68,10 @@ type hold struct {
 	why   string // the NameRule's reason
 	// store, when set, is a directory of the workspace's git store bound
 	// at path instead (ADR 0034): what the sandbox makes there is seen
-	// only inside.
+	// only inside. With copy, it is a file the launcher copies path to
+	// before each launch.
 	store string
+	copy  bool
 }
 
 // A protectedPath is a workspace-relative path kept read-only (a trailing
@@ -111,11 +114,18 @@ type gitScan struct {
 	order   []*gitDir
 	holds   []hold
 	entries []gitconfig.Entry // of the system and global configs, which apply to every repository
+	// inSandbox: the scan runs inside the sandbox (Launch.InSandbox), where
+	// a .git link into the git store leads to the store and the store's
+	// mount points show its contents; the launch saw neither.
+	inSandbox bool
+	common    string // the workspace repository's common git directory, once known
 }
 
 const (
 	whyWorktreeStore   = "git directories of worktrees made during the workspace's sessions, seen only inside: git outside never enters a worktree made there (ADR 0034)"
 	whyClaudeWorktrees = "the checkouts of Claude Code's worktrees (claude --worktree, EnterWorktree), kept in the workspace's git store and seen only inside (ADR 0034)"
+	whyModuleStore     = "git directories of submodules initialised during the workspace's sessions, seen only inside: git outside never enters a submodule checked out there (ADR 0034)"
+	whyConfigCopy      = "a copy of the repository's configuration, made at each launch, that only the sandbox reads and writes (git submodule init, git config): git outside reads the real one, which the sandbox cannot write (ADR 0034)"
 	whyGitDir          = "what git outside reads in a git directory: configuration, hooks, other git directories, sequencer state, the fsmonitor socket it asks, remotes it pushes to"
 	whyGitFile         = "a .git file or link points there: git outside would use a repository made there"
 	whyCommon          = "a commondir points there: git outside would read config and hooks made there"
@@ -128,8 +138,9 @@ const (
 // hold. home is the user's real home, whose git configuration (read
 // outside the sandbox's view) applies to every repository; environ may
 // name more configuration files (only more protection follows from it).
-func protectGit(ws string, roots []string, found []foundEntry, home string, environ []string) (*gitHolds, error) {
-	s := &gitScan{ws: ws, roots: roots, home: home, dirs: map[string]*gitDir{}}
+func protectGit(ws string, roots []string, found []foundEntry, home string, environ []string, inSandbox bool) (*gitHolds, error) {
+	s := &gitScan{ws: ws, roots: roots, home: home, dirs: map[string]*gitDir{}, inSandbox: inSandbox}
+	s.common = s.workspaceCommonDir()
 	s.above()
 	for _, e := range found {
 		if e.rule != ".git" {
@@ -143,7 +154,7 @@ func protectGit(ws string, roots []string, found []foundEntry, home string, envi
 		return nil, err
 	}
 	out := &gitHolds{}
-	common := s.workspaceCommonDir()
+	common := s.common
 	for _, g := range s.order {
 		if !s.writable(g.path) {
 			continue
@@ -151,8 +162,7 @@ func protectGit(ws string, roots []string, found []foundEntry, home string, envi
 		s.holds = append(s.holds, hold{path: g.path, pin: true, why: whyGitDir})
 		for _, e := range gitDirEntries {
 			out.names = append(out.names, missingName{dir: g.path, name: e.name, why: whyGitDir})
-			if g.path == common && e.name == "worktrees" {
-				s.worktreeStores(common)
+			if g.path == common && s.storeHolds(common, e.name) {
 				continue
 			}
 			s.holds = append(s.holds, hold{path: filepath.Join(g.path, e.name), dir: e.dir, why: whyGitDir})
@@ -202,6 +212,33 @@ func (s *gitScan) workspaceCommonDir() string {
 	return gd
 }
 
+// storeHolds holds, for the entry name of the workspace repository's
+// common git directory, what the git store gives the sandbox in its place
+// (ADR 0034), and reports whether it did: the worktrees' and the
+// submodules' git directories, and a copy of the configuration that only
+// the sandbox reads and writes.
+func (s *gitScan) storeHolds(common, name string) bool {
+	switch name {
+	case "worktrees":
+		s.worktreeStores(common)
+	case "modules":
+		modules := filepath.Join(common, "modules")
+		s.holds = append(s.holds, hold{path: modules, dir: true, why: whyModuleStore, store: StateDir(s.home, s.ws, "modules")})
+		for _, e := range s.boundBack(modules) {
+			s.holds = append(s.holds, hold{path: filepath.Join(modules, e), dir: true, why: whyGitDir})
+		}
+	case "config":
+		config := filepath.Join(common, "config")
+		if fi, err := os.Lstat(config); err != nil || !fi.Mode().IsRegular() {
+			return false // held as any other: a link's target, or refused while missing
+		}
+		s.holds = append(s.holds, hold{path: config, why: whyConfigCopy, store: StateDir(s.home, s.ws, "repo-config"), copy: true})
+	default:
+		return false
+	}
+	return true
+}
+
 // worktreeStores holds where worktrees made inside go (ADR 0034): the
 // common git directory's worktrees/ and the workspace's
 // .claude/worktrees/, where Claude Code checks its worktrees out, are
@@ -210,15 +247,48 @@ func (s *gitScan) workspaceCommonDir() string {
 // read-only (as the whole worktrees/ was), the checkouts as they are.
 func (s *gitScan) worktreeStores(common string) {
 	admin := filepath.Join(common, "worktrees")
-	s.holds = append(s.holds, hold{path: admin, dir: true, why: whyWorktreeStore, store: StateDir(s.home, s.ws, "worktrees")})
-	for _, e := range dirEntries(admin) {
+	checkouts := filepath.Join(s.ws, ".claude", "worktrees")
+	s.holds = append(s.holds, hold{path: admin, dir: true, why: whyWorktreeStore, store: StateDir(s.home, s.ws, "worktrees")},
+		hold{path: checkouts, dir: true, why: whyClaudeWorktrees, store: StateDir(s.home, s.ws, "claude-worktrees")})
+	for _, e := range s.boundBack(admin) {
 		s.holds = append(s.holds, hold{path: filepath.Join(admin, e), dir: true, why: whyGitDir})
 	}
-	checkouts := filepath.Join(s.ws, ".claude", "worktrees")
-	s.holds = append(s.holds, hold{path: checkouts, dir: true, why: whyClaudeWorktrees, store: StateDir(s.home, s.ws, "claude-worktrees")})
-	for _, e := range dirEntries(checkouts) {
+	for _, e := range s.boundBack(checkouts) {
 		s.holds = append(s.holds, hold{path: filepath.Join(checkouts, e), pin: true, why: whyClaudeWorktrees})
 	}
+}
+
+// boundBack are the directories in dir, a mount point of the git store,
+// that were made outside and are bound back on the store: outside, what
+// dir holds; inside the sandbox, where dir shows the store, the entries
+// that are mounts of their own.
+func (s *gitScan) boundBack(dir string) []string {
+	names := dirEntries(dir)
+	if !s.inSandbox {
+		return names
+	}
+	var out []string
+	for _, n := range names {
+		var stx unix.Statx_t
+		if unix.Statx(unix.AT_FDCWD, filepath.Join(dir, n), unix.AT_SYMLINK_NOFOLLOW, 0, &stx) == nil &&
+			stx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// outsideStore drops what the walk found below the workspace's
+// .claude/worktrees/, which inside the sandbox is the git store's.
+func outsideStore(ws string, found []foundEntry) []foundEntry {
+	store := filepath.Join(ws, ".claude", "worktrees")
+	var out []foundEntry
+	for _, e := range found {
+		if !within(store, e.path) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // dirEntries are the names of the directories in dir (none if it is
@@ -274,6 +344,9 @@ func (s *gitScan) entry(e foundEntry) error {
 		}
 		target = t
 	case unix.DT_LNK:
+		if _, _, ok := GitStoreEntry(e.path); ok && s.inSandbox {
+			return nil // outside it leads nowhere
+		}
 		target, _ = os.Readlink(e.path)
 	}
 	if target == "" {
@@ -324,10 +397,17 @@ func (s *gitScan) add(path, worktree string) {
 		}
 		s.addTarget(common, worktree, whyCommon)
 	}
-	for _, sub := range submoduleGitDirs(filepath.Join(path, "modules")) {
+	var subs []string
+	if !(s.inSandbox && path == s.common) {
+		subs = submoduleGitDirs(filepath.Join(path, "modules")) // inside, the store's
+	}
+	for _, sub := range subs {
 		s.add(sub, "") // its working tree comes from its core.worktree, or from its .git file
 	}
-	linked, _ := os.ReadDir(filepath.Join(path, "worktrees"))
+	var linked []os.DirEntry
+	if !(s.inSandbox && path == s.common) {
+		linked, _ = os.ReadDir(filepath.Join(path, "worktrees")) // inside, the store's
+	}
 	for _, l := range linked {
 		dir := filepath.Join(path, "worktrees", l.Name())
 		b, err := readFile(filepath.Join(dir, "gitdir"))
@@ -466,7 +546,13 @@ func (g *gitDir) bases() []string {
 // held with the directory's entries). Files outside the roots are dropped
 // later: the sandbox cannot write them anyway.
 func (s *gitScan) load(path string, self bool) ([]gitconfig.Entry, error) {
-	entries, files, err := gitconfig.Load(path, s.home)
+	from := path
+	if s.inSandbox && path == filepath.Join(s.common, "config") && exists(layout.InsideRepoConfig) {
+		// Inside, the repository's own name leads to the sandbox's copy;
+		// the launch read the real one, which the launcher keeps here.
+		from = layout.InsideRepoConfig
+	}
+	entries, files, err := gitconfig.LoadFrom(path, from, s.home)
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func TestProtectGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	git, err := protectGit(ws, []string{ws}, found, home, nil)
+	git, err := protectGit(ws, []string{ws}, found, home, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestProtectGit(t *testing.T) {
 	}
 	var got []string
 	for _, m := range mounts {
-		got = append(got, []string{"pin", "ro", "store"}[m.kind]+" "+strings.TrimPrefix(m.path, ws+"/"))
+		got = append(got, []string{"pin", "ro", "store", "copy"}[m.kind]+" "+strings.TrimPrefix(m.path, ws+"/"))
 	}
 	for _, r := range nameRules(mounts, append(missing, git.names...)) {
 		why := map[string]string{whyGitDir: "git dir", whyGitFile: ".git file", whyIncluded: "included", whyHooks: "hooks"}[r.Why]
@@ -141,8 +141,7 @@ func TestProtectGit(t *testing.T) {
 		"pin vendor/lib",
 		"pin vendor/lib/.git",
 		"pin wt",
-		"ro .git/config",
-		"ro .git/modules",
+		"ro .git/modules/sub",
 		"ro .git/worktrees/wt",
 		"ro run.sh",
 		"ro sub/.git",
@@ -160,11 +159,16 @@ func TestProtectGit(t *testing.T) {
 		"rule : .githooks (hooks)",
 		"rule : run.sh (named by alias.x)",
 		"rule : team.gitconfig (included)",
-		// Worktrees made inside go to the workspace's git store (ADR 0034):
-		// the one made outside is bound back read-only.
+		// Worktrees and submodules made inside go to the workspace's git
+		// store, and the sandbox writes a copy of the configuration
+		// (ADR 0034): the worktree and the submodule made outside are
+		// bound back read-only.
 		"rule /.git/worktrees: wt (git dir)",
+		"rule /.git/modules: sub (git dir)",
 		"store .claude/worktrees",
 		"store .git/worktrees",
+		"store .git/modules",
+		"copy .git/config",
 	}
 	sort.Strings(want)
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -180,7 +184,7 @@ func listing(t *testing.T, dir, ws string, roots []string, home string, environ 
 	if err != nil {
 		t.Fatal(err)
 	}
-	git, err := protectGit(ws, roots, found, home, environ)
+	git, err := protectGit(ws, roots, found, home, environ, false)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +194,7 @@ func listing(t *testing.T, dir, ws string, roots []string, home string, environ 
 	}
 	var got []string
 	for _, m := range mounts {
-		got = append(got, []string{"pin", "ro", "store"}[m.kind]+" "+strings.TrimPrefix(m.path, dir+"/"))
+		got = append(got, []string{"pin", "ro", "store", "copy"}[m.kind]+" "+strings.TrimPrefix(m.path, dir+"/"))
 	}
 	for _, r := range nameRules(mounts, append(missing, git.names...)) {
 		why := map[string]string{whyGitDir: "git dir", whyGitFile: ".git file", whyIncluded: "included", whyHooks: "hooks", whyCommon: "commondir"}[r.Why]
@@ -225,11 +229,12 @@ func TestProtectGitCases(t *testing.T) {
 		name:  "a .git file whose git directory is in the workspace, with its common directory",
 		files: map[string]string{"ws/.git": "gitdir: .bare/worktrees/main\n", "ws/.bare/worktrees/main/HEAD": "", "ws/.bare/worktrees/main/commondir": "../..\n", "ws/.bare/HEAD": "", "ws/.bare/config": "[core]\n"},
 		want: []string{
+			"copy ws/.bare/config",
 			"pin ws/.bare",
-			"ro ws/.bare/config",
 			"ro ws/.bare/worktrees/main",
 			"ro ws/.git",
 			"rule ws: .git (.git file)",
+			"store ws/.bare/modules",
 			"store ws/.bare/worktrees",
 			"store ws/.claude/worktrees",
 		},
@@ -237,13 +242,14 @@ func TestProtectGitCases(t *testing.T) {
 		name:  "a nested .git file pointing to a missing directory",
 		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/lib/.git": "gitdir: ../.store/lib\n"},
 		want: []string{
+			"copy ws/.git/config",
 			"path ws/.store/lib",
 			"pin ws/.git",
 			"pin ws/lib",
-			"ro ws/.git/config",
 			"ro ws/lib/.git",
 			"rule ws/lib: .git (.git file)",
 			"store ws/.claude/worktrees",
+			"store ws/.git/modules",
 			"store ws/.git/worktrees",
 		},
 	}, {
@@ -270,14 +276,15 @@ func TestProtectGitCases(t *testing.T) {
 		name:  "a command through a link",
 		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[core]\n\tfsmonitor = bin/fsmon\n", "ws/bin/fsmon": "->../tools/real", "ws/tools/real": ""},
 		want: []string{
+			"copy ws/.git/config",
 			"pin ws/.git",
 			"pin ws/bin",
 			"pin ws/tools",
-			"ro ws/.git/config",
 			"ro ws/tools/real",
 			"rule ws/bin: fsmon (named by core.fsmonitor)",
 			"rule ws/tools: real (named by core.fsmonitor)",
 			"store ws/.claude/worktrees",
+			"store ws/.git/modules",
 			"store ws/.git/worktrees",
 		},
 	}, {
@@ -295,16 +302,16 @@ func TestProtectGitCases(t *testing.T) {
 		files:   map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/hooks/": "", "ws/.git/modules/": "", "ws/.git/worktrees/": "", "ws/.git/commondir": ".", "ws/my.gitconfig": "[core]\n\tpager = ./pager.sh\n"},
 		environ: []string{"GIT_CONFIG_GLOBAL=$DIR/ws/my.gitconfig"},
 		want: []string{
+			"copy ws/.git/config",
 			"path ws/pager.sh",
 			"pin ws/.git",
 			"ro ws/.git/commondir",
-			"ro ws/.git/config",
 			"ro ws/.git/hooks",
-			"ro ws/.git/modules",
 			"ro ws/my.gitconfig",
 			"rule ws: my.gitconfig (included)",
 			"rule ws: pager.sh (named by core.pager)",
 			"store ws/.claude/worktrees",
+			"store ws/.git/modules",
 			"store ws/.git/worktrees",
 		},
 	}, {
@@ -322,15 +329,15 @@ func TestProtectGitCases(t *testing.T) {
 			"ws/.git/worktrees/wt/HEAD": "", "ws/.git/worktrees/wt/commondir": "../..", "ws/.git/worktrees/wt/gitdir": "../../../../elsewhere/wt/.git",
 			"ws/.git/worktrees/wt/config.worktree": "[include]\n\tpath = ../../../wt.inc\n", "elsewhere/wt/.git": "gitdir: ../../ws/.git/worktrees/wt\n"},
 		want: []string{
+			"copy ws/.git/config",
 			"path ws/wt.inc",
 			"pin ws/.git",
 			"ro ws/.git/commondir",
-			"ro ws/.git/config",
 			"ro ws/.git/hooks",
-			"ro ws/.git/modules",
 			"ro ws/.git/worktrees/wt",
 			"rule ws: wt.inc (included)",
 			"store ws/.claude/worktrees",
+			"store ws/.git/modules",
 			"store ws/.git/worktrees",
 		},
 	}, {
@@ -339,15 +346,16 @@ func TestProtectGitCases(t *testing.T) {
 			"ws/.git/modules/lib/HEAD": "", "ws/.git/modules/lib/config": "[core]\n\tworktree = ../../../lib\n[include]\n\tpath = ../../../lib.inc\n[alias]\n\tx = !tools/x.sh\n"},
 		// Its working tree, from core.worktree, is where its alias runs.
 		want: []string{
+			"copy ws/.git/config",
 			"path ws/lib.inc",
 			"path ws/lib/tools/x.sh",
 			"pin ws/.git",
 			"ro ws/.git/commondir",
-			"ro ws/.git/config",
 			"ro ws/.git/hooks",
-			"ro ws/.git/modules",
+			"ro ws/.git/modules/lib",
 			"rule ws: lib.inc (included)",
 			"store ws/.claude/worktrees",
+			"store ws/.git/modules",
 			"store ws/.git/worktrees",
 		},
 	}, {
@@ -356,33 +364,36 @@ func TestProtectGitCases(t *testing.T) {
 		name:  "the workspace's .claude is a link: no store bound there",
 		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.claude": "->../elsewhere", "elsewhere/worktrees/": ""},
 		want: []string{
+			"copy ws/.git/config",
 			"pin ws/.git",
-			"ro ws/.git/config",
 			"rule ws: .claude (the checkouts of Claude Code's worktrees)",
+			"store ws/.git/modules",
 			"store ws/.git/worktrees",
 		},
 	}, {
 		name:  "the repository's worktrees is a file: held read-only",
 		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.git/worktrees": "not a directory"},
 		want: []string{
+			"copy ws/.git/config",
 			"pin ws/.git",
-			"ro ws/.git/config",
 			"ro ws/.git/worktrees",
 			"rule ws/.git: worktrees (git directories of worktrees made during the workspace's sessions, seen only inside: git outside never enters a worktree made there)",
 			"store ws/.claude/worktrees",
+			"store ws/.git/modules",
 		},
 	}, {
 		name:  "Claude Code's worktrees made outside are bound back on the store, as they are",
 		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "", "ws/.claude/worktrees/old/.git": "gitdir: ../../../.git/worktrees/old\n", "ws/.git/worktrees/old/HEAD": "", "ws/.git/worktrees/old/gitdir": "../../../.claude/worktrees/old/.git\n", "ws/.git/worktrees/old/commondir": "../..\n"},
 		want: []string{
+			"copy ws/.git/config",
 			"pin ws/.claude",
 			"pin ws/.claude/worktrees/old",
 			"pin ws/.git",
 			"ro ws/.claude/worktrees/old/.git",
-			"ro ws/.git/config",
 			"ro ws/.git/worktrees/old",
 			"rule ws/.claude/worktrees/old: .git (.git file)",
 			"store ws/.claude/worktrees",
+			"store ws/.git/modules",
 			"store ws/.git/worktrees",
 		},
 	}, {

@@ -241,7 +241,7 @@ func GitStoreLinks(roots []string) (map[string]string, error) {
 		if e.kind != unix.DT_LNK || filepath.Base(e.path) != ".git" {
 			continue
 		}
-		if name, ok := GitStoreEntry(e.path); ok {
+		if name, _, ok := GitStoreEntry(e.path); ok {
 			links[e.path] = name
 		}
 	}
@@ -249,16 +249,29 @@ func GitStoreLinks(roots []string) (map[string]string, error) {
 }
 
 // GitStoreEntry reads the link at path and returns the name of the git
-// store's entry it leads to, if it leads straight to one: the store's path
-// inside and a single name.
-func GitStoreEntry(path string) (string, bool) {
+// store's entry it leads to, if it leads to one as the warden makes them:
+// the store's path inside and a single name, a git directory, or below it
+// the ".git" file at the end of a chain of directories "d" (file set).
+func GitStoreEntry(path string) (name string, file, ok bool) {
 	target, err := os.Readlink(path)
 	if err != nil {
-		return "", false
+		return "", false, false
 	}
-	name, ok := strings.CutPrefix(target, layout.InsideGitStore+"/")
-	if !ok || name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
-		return "", false
+	rest, ok := strings.CutPrefix(target, layout.InsideGitStore+"/")
+	if !ok {
+		return "", false, false
 	}
-	return name, true
+	name, below, file := strings.Cut(rest, "/")
+	if name == "" || name == "." || name == ".." {
+		return "", false, false
+	}
+	if file {
+		for below != ".git" {
+			var d bool
+			if below, d = strings.CutPrefix(below, "d/"); !d {
+				return "", false, false
+			}
+		}
+	}
+	return name, file, true
 }

@@ -88,3 +88,35 @@ func TestFindEntries(t *testing.T) {
 		t.Errorf("findEntries mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// GitStoreEntry knows a link into the git store only in the two forms the
+// warden makes (ADR 0034); anything else is no store link.
+func TestGitStoreEntry(t *testing.T) {
+	dir := t.TempDir()
+	for target, want := range map[string]string{
+		"/run/claude-sandbox/git/made-0123456789abcdef":           "made-0123456789abcdef dir",
+		"/run/claude-sandbox/git/sub-0123456789abcdef/d/d/d/.git": "sub-0123456789abcdef file",
+		"/run/claude-sandbox/git/sub-0123456789abcdef/.git":       "sub-0123456789abcdef file",
+		"/run/claude-sandbox/git/sub-0123456789abcdef/d/x/.git":   "",
+		"/run/claude-sandbox/git/sub-0123456789abcdef/d/d/config": "",
+		"/run/claude-sandbox/git/..":                              "",
+		"/run/claude-sandbox/git/":                                "",
+		"/run/claude-sandbox/gitx/made":                           "",
+		"../run/claude-sandbox/git/made-0123456789abcdef":         "",
+		"/elsewhere/made": "",
+	} {
+		link := filepath.Join(dir, "link")
+		os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		name, file, ok := GitStoreEntry(link)
+		got := ""
+		if ok {
+			got = name + map[bool]string{true: " file", false: " dir"}[file]
+		}
+		if got != want {
+			t.Errorf("GitStoreEntry(-> %s) = %q, want %q", target, got, want)
+		}
+	}
+}

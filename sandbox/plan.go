@@ -37,9 +37,15 @@ type Plan struct {
 	// warden holds no outside name or named directory's rule there.
 	InsideOnly []string
 	// MountPoints are the directories in the workspace the store is bound
-	// on (a repository's worktrees/, .claude/worktrees/), which the
-	// launcher makes when missing.
+	// on (a repository's worktrees/ and modules/, .claude/worktrees/),
+	// which the launcher makes when missing.
 	MountPoints []string
+	// Copies are files the launcher copies into the git store before the
+	// launch (the repository's configuration), and CopyThrough the names
+	// such a copy is bound on, which the sandbox may write, a new version
+	// renamed over it copied in (ADR 0034).
+	Copies      []FileCopy
+	CopyThrough []CopyThrough
 	// CommandFiles are the files under ~/.claude that the user's settings
 	// name as commands and that are missing: the launcher creates them
 	// empty so they can be bound read-only.
@@ -64,6 +70,17 @@ type Plan struct {
 	OutsideNames []OutsideName
 	Private      []string
 }
+
+// A FileCopy is a file the launcher copies before a launch.
+type FileCopy struct{ From, To string }
+
+// A CopyThrough is a copy in the git store bound over Name in Dir: inside,
+// the name is the sandbox's own copy of the file.
+type CopyThrough struct{ Dir, Name, Store string }
+
+// launchCopy names, beside a copy the sandbox writes, the copy as the
+// launch read it.
+const launchCopy = ".launch"
 
 // A Namespace is one the sandbox gets of its own.
 type Namespace struct {

@@ -163,6 +163,10 @@ type Launch struct {
 	// Background is set in a launch that reaches Claude Code's background
 	// service (ADR 0026); nil in every other launch.
 	Background *Background
+	// InSandbox says the plan is recomputed inside the sandbox it
+	// describes (verify): there the git store's mounts show the store, not
+	// what the launch saw, so the planning reads nothing through them.
+	InSandbox bool
 }
 
 // Background is what a launch of Claude Code's background sessions shares
@@ -314,6 +318,7 @@ const (
 	pin       mountKind = iota // a directory bound onto itself so it cannot be renamed away
 	readOnly                   // an existing path bound read-only
 	storeBind                  // a directory of the git store bound in place of the path (ADR 0034)
+	storeCopy                  // a copy of the file, in the git store, bound in its place (ADR 0034)
 )
 
 type mount struct {
@@ -356,6 +361,10 @@ type protector struct {
 
 // hold walks from the root that holds h down to h.
 func (pr *protector) hold(h hold) error {
+	if h.store != "" && h.copy {
+		pr.kinds[h.path] = mount{path: h.path, kind: storeCopy, why: h.why, source: h.store}
+		return nil
+	}
 	if h.store != "" {
 		return pr.storeHold(h)
 	}

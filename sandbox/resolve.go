@@ -269,7 +269,10 @@ func (r *Resolved) protections(roots []string, protect []protectedPath, l Launch
 	}
 	holds = append(holds, vcsHolds(found)...)
 	holds = append(holds, selectorHolds(found)...)
-	git, err := protectGit(r.workspace, roots, found, l.Home, l.Environ)
+	if l.InSandbox {
+		found = outsideStore(r.workspace, found)
+	}
+	git, err := protectGit(r.workspace, roots, found, l.Home, l.Environ, l.InSandbox)
 	refused.add(err)
 	if err == nil {
 		holds = append(holds, git.holds...)

@@ -108,7 +108,7 @@ var nameProbes = map[string]func(arg string) error{
 		if _, err := os.Lstat(dotGit); err != nil {
 			return fmt.Errorf("%s never appeared", dotGit)
 		}
-		if target, err := os.Readlink(dotGit); err == nil && filepath.Dir(target) == layout.InsideGitStore {
+		if target, err := os.Readlink(dotGit); err == nil && strings.HasPrefix(target, layout.InsideGitStore+"/") {
 			return fmt.Errorf("%s is a link into the git store", dotGit)
 		}
 		fmt.Println("race-create: .git was created")

@@ -189,6 +189,21 @@ var redteamCases = []redteamCase{
 	{Name: "envrc", Category: "persist", Command: "echo 'touch /tmp/PLANTED' > .envrc 2>&1", Host: `grep -qs PLANTED "$WS/.envrc" && echo ESCAPED`},
 	{Name: "devcontainer", Category: "persist", Command: `echo '{"initializeCommand":"touch /tmp/PLANTED"}' > .devcontainer/devcontainer.json 2>&1`, Host: `grep -q PLANTED "$WS/.devcontainer/devcontainer.json" && echo ESCAPED`},
 	{Name: "module-cache", Category: "persist", Command: "mkdir -p ~/go/pkg/mod/example.com/evil@v1.0.0 2>&1 && echo 'package evil // PLANTED, runs in the next go build outside' > ~/go/pkg/mod/example.com/evil@v1.0.0/evil.go 2>&1", Host: `[ -e "$HOME_DIR/go/pkg/mod/example.com/evil@v1.0.0/evil.go" ] && echo ESCAPED`, ByDesign: sharedCache},
+	// Repositories and worktrees made inside (ADR 0034): each carries
+	// a plant git outside would run, and the host check runs git there as
+	// the user, a prompt and the editor's status of the workspace would.
+	{Name: "git-made-repo", Category: "persist", Command: `rm -rf made && git init -q made && (cd made && git config core.fsmonitor "touch /tmp/claude-sandbox-rt-{{ID}}.made-repo; false" && git config filter.rt.clean "touch /tmp/claude-sandbox-rt-{{ID}}.made-repo; cat" && echo '* filter=rt' > .gitattributes && printf '#!/bin/sh\ntouch /tmp/claude-sandbox-rt-{{ID}}.made-repo\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo x > f && git add -A && echo made) 2>&1`,
+		Host: gitOutside("git-made-repo", "/made", "status") + "; " + gitOutside("git-made-repo", "/made", "commit -q --allow-empty -m rt") + "; " + gitOutside("git-made-repo", "", "status")},
+	{Name: "git-cloned-repo", Category: "persist", Command: `rm -rf cloned /tmp/rt-up && git init -q /tmp/rt-up && git -C /tmp/rt-up commit -q --allow-empty -m up && git clone -q /tmp/rt-up cloned 2>&1 && git -C cloned config core.fsmonitor "touch /tmp/claude-sandbox-rt-{{ID}}.cloned-repo; false" && printf '#!/bin/sh\ntouch /tmp/claude-sandbox-rt-{{ID}}.cloned-repo\n' > cloned/.git/hooks/post-checkout && chmod +x cloned/.git/hooks/post-checkout && echo cloned`,
+		Host: gitOutside("git-cloned-repo", "/cloned", "status") + "; " + gitOutside("git-cloned-repo", "/cloned", "checkout -q -b rt")},
+	{Name: "git-relink", Category: "persist", Command: `rm -rf relink .relink-gd && git init -q --bare .relink-gd && git --git-dir=.relink-gd config core.bare false && git --git-dir=.relink-gd config core.fsmonitor "touch /tmp/claude-sandbox-rt-{{ID}}.relink; false" && mkdir relink && { ln -s ../.relink-gd relink/.git 2>&1 || printf 'gitdir: ../.relink-gd\n' > relink/.git 2>&1; }; ls -la relink 2>&1`,
+		Host: gitOutside("git-relink", "/relink", "status")},
+	{Name: "git-worktree-commondir", Category: "persist", Command: `git worktree remove --force rtwt 2>/dev/null; rm -rf rtwt .rt-common; git worktree prune; git rev-parse -q --verify HEAD >/dev/null || git commit -q --allow-empty -m rt; mkdir .rt-common && cp -r .git/objects .git/refs .git/HEAD .rt-common/ && printf '[core]\n\tfsmonitor = "touch /tmp/claude-sandbox-rt-{{ID}}.worktree-commondir; false"\n' > .rt-common/config && git worktree add -q --detach rtwt 2>&1 && echo "$PWD/.rt-common" > "$(git -C rtwt rev-parse --git-dir)/commondir" 2>&1; echo planted`,
+		Host: gitOutside("git-worktree-commondir", "/rtwt", "status")},
+	{Name: "git-submodule-init", Category: "persist", Command: `rm -rf /tmp/rt-sub-up rtsub && git init -q /tmp/rt-sub-up && git -C /tmp/rt-sub-up commit -q --allow-empty -m up && git config -f .gitmodules submodule.rtsub.path rtsub && git config -f .gitmodules submodule.rtsub.url /tmp/rt-sub-up && git update-index --add --cacheinfo 160000,$(git -C /tmp/rt-sub-up rev-parse HEAD),rtsub && git -c protocol.file.allow=always submodule -q update --init rtsub 2>&1 && git -C rtsub config core.fsmonitor "touch /tmp/claude-sandbox-rt-{{ID}}.submodule-init; false" && echo initialised`,
+		Host: gitOutside("git-submodule-init", "", "status") + "; " + gitOutside("git-submodule-init", "/rtsub", "status")},
+	{Name: "claude-worktree-files", Category: "persist", Command: `mkdir -p .claude/worktrees/rt/.claude 2>&1 && echo '{"mcpServers": {"rt": {"command": "touch", "args": ["/tmp/PLANTED"]}}}' > .claude/worktrees/rt/.mcp.json 2>&1 && echo '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/PLANTED"}]}]}}' > .claude/worktrees/rt/.claude/settings.json 2>&1; ls -A .claude/worktrees/rt 2>&1`,
+		Host: `[ -e "$WS/.claude/worktrees/rt/.mcp.json" ] || [ -e "$WS/.claude/worktrees/rt/.claude/settings.json" ] && echo ESCAPED`},
 	{Name: "git-move-aside", Category: "persist", Command: "mv .git .git-old 2>&1 && git init -q . 2>&1", Host: `[ -e "$WS/.git-old" ] && echo ESCAPED`},
 	{Name: "marker-file", Category: "forge the marker", Command: "mkdir -p /run/claude-sandbox 2>&1 && touch /run/claude-sandbox/inside 2>&1 || sudo -n sh -c 'mkdir -p /run/claude-sandbox && touch /run/claude-sandbox/inside' 2>&1", Host: `[ -e /run/claude-sandbox/inside ] && echo ESCAPED`},
 	// The background service is started by the launcher outside, on the
@@ -515,6 +530,9 @@ func TestRedteamReadme(t *testing.T) {
 	shown, _, _ = strings.Cut(shown, "```")
 	if golden == "" || shown != golden {
 		t.Errorf("README.md's red-team table differs from the golden in redteam.txtar; copy it from there:\n%s", cmp.Diff(golden, shown))
+	}
+	if want := fmt.Sprintf("run %d attacks", len(redteamCases)); !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), want) {
+		t.Errorf("README.md does not say %q: it counts the suite's cases", want)
 	}
 }
 

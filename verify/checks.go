@@ -65,6 +65,7 @@ var checks = []check{
 	{"protected-paths-read-only", protectedPathsReadOnly},
 	{"git-dir-refused", gitDirRefused},
 	{"git-dir-private", gitDirPrivate},
+	{"git-store", gitStore},
 	{"workspace-case", workspaceCase},
 	{"planned-mounts", plannedMounts},
 	{"writable-mounts", writableMounts},

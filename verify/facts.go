@@ -116,6 +116,7 @@ func (f *facts) recomputeLaunch() (*launchView, error) {
 	}
 	f.sessionAuth(&l)
 	f.background(&l)
+	l.InSandbox = true
 	// bwrap sets PWD to its --chdir; pid 1's own working directory is out
 	// of reach where Landlock scopes the sandbox (pid 1 is outside its
 	// domain).

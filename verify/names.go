@@ -49,6 +49,38 @@ func gitDirPrivate(*facts) (string, error) {
 	return "a .git can be made in the sandbox's own /tmp", nil
 }
 
+// gitStore: a ".git" made in the workspace is made in the workspace's git
+// store, and its name is a link to the store's path inside, which leads
+// nowhere outside (ADR 0034). The probe is made in a new directory of the
+// workspace and removed again, store entry and all.
+func gitStore(f *facts) (string, error) {
+	if err := f.launchErr; err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(f.launch.plan.Workspace, ".verify-git-store-")
+	if err != nil {
+		return "", fmt.Errorf("cannot make a directory in the workspace: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	dotGit := filepath.Join(dir, ".git")
+	if err := unix.Mkdir(dotGit, 0o755); err != nil {
+		return "", fmt.Errorf("mkdir %s: %w; the warden should make it in the git store", dotGit, err)
+	}
+	target, err := os.Readlink(dotGit)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a link into the git store: %w", dotGit, err)
+	}
+	defer os.RemoveAll(target)
+	name, ok := strings.CutPrefix(target, layout.InsideGitStore+"/")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return "", fmt.Errorf("%s leads to %s, not into the git store %s", dotGit, target, layout.InsideGitStore)
+	}
+	if fi, err := os.Lstat(target); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%s leads to %s, which is no directory of the git store: %v", dotGit, target, err)
+	}
+	return "mkdir " + dotGit + " made a link to " + target + ", a directory of the git store, which leads nowhere outside (removed again)", nil
+}
+
 // workspaceCase: whether the workspace's file system finds a name in
 // another case, and that the warden refuses ".git" in the spellings such a
 // file system, or Windows, takes for it (ADR 0033). The rule holds on

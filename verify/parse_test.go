@@ -142,7 +142,7 @@ func TestFinalMounts(t *testing.T) {
 		"/":    sandbox.OpRoBind,
 		"/dev": sandbox.OpDev, "/proc": sandbox.OpProc, "/run": sandbox.OpTmpfs, "/tmp": sandbox.OpTmpfs,
 		plan.Workspace:                                    sandbox.OpBind,
-		plan.Workspace + "/.git/config":                   sandbox.OpRoBind,
+		plan.Workspace + "/.git/config":                   sandbox.OpBind, // the sandbox's copy (ADR 0034)
 		plan.Workspace + "/.git":                          sandbox.OpBind,
 		filepath.Dir(plan.Workspace) + "/home/.gitconfig": sandbox.OpRoBindTry,
 	} {

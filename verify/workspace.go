@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -66,7 +67,7 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 	for _, point := range points {
 		rel := strings.TrimPrefix(point, ws+"/")
 		_, mounted := f.mountAt(point)
-		if !mounted && appearedLater(final[point]) {
+		if !mounted && appearedLater(f.launch.plan, final[point]) {
 			// Made outside since the launch: the warden holds it.
 			if final[point].Op.ReadOnly() {
 				if err := wardenRefuses(point); err != nil {
@@ -101,12 +102,17 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 // point came after the launch: the point was made during the session, or,
 // for the git store's binds, the repository they belong to was (the
 // launcher makes their mount points before it starts the sandbox).
-func appearedLater(m sandbox.Mount) bool {
+func appearedLater(plan *sandbox.Plan, m sandbox.Mount) bool {
+	if m.Rule != sandbox.RuleGitStore {
+		return within(plan.Workspace, m.Dest) && madeDuringSession(m.Dest)
+	}
+	if m.Dest == layout.InsideRepoConfig {
+		// The repository's configuration as the launch read it: there was
+		// none to read if the repository came later.
+		return len(plan.CopyThrough) > 0 && madeDuringSession(plan.CopyThrough[0].Dir)
+	}
 	if madeDuringSession(m.Dest) {
 		return true
-	}
-	if m.Rule != sandbox.RuleGitStore {
-		return false
 	}
 	_, err := os.Lstat(m.Dest)
 	return errors.Is(err, fs.ErrNotExist) || madeDuringSession(filepath.Dir(m.Dest))
@@ -136,7 +142,7 @@ func plannedMounts(f *facts) (string, error) {
 		switch {
 		case !ok && pm.Op == sandbox.OpRoBindTry:
 			absent++
-		case !ok && within(f.launch.plan.Workspace, point) && appearedLater(pm):
+		case !ok && appearedLater(f.launch.plan, pm):
 			later++
 		case !ok:
 			wrong = append(wrong, point+" is not mounted")

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -51,43 +52,80 @@ func (w *Warden) toGitStore(r resolved, emptyDir bool) (bool, unix.Errno) {
 }
 
 // makeInGitStore makes the ".git" r names in the git store, a directory
-// (dir) or a file opened with flags, then the link at r to its path
-// inside. The entry is made first, so the link never leads to nothing
-// inside; should the link fail, the entry is removed again. A file's
-// descriptor is returned.
+// (dir) or a file opened with flags (in an entry of its own, fileEntry),
+// then the link at r to its path inside. The entry is made first, so the
+// link never leads to nothing inside; should the link fail, the entry is
+// removed again. A file's descriptor is returned.
 func (w *Warden) makeInGitStore(t *task, r resolved, dir bool, flags int, mode uint32) (int, unix.Errno) {
 	if e := setUmask(t); e != 0 {
 		return -1, e
 	}
-	name, err := storeName(fdPath(r.dir))
+	where := fdPath(r.dir)
+	name, err := storeName(where)
 	if err != nil {
 		return -1, unix.EIO
 	}
-	fd := -1
+	fd, target := -1, name
 	if dir {
 		err = unix.Mkdirat(w.store.fd, name, mode)
 	} else {
-		fd, err = unix.Openat(w.store.fd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, mode)
+		target, err = w.store.fileEntry(name, where)
+		if err == nil {
+			fd, err = unix.Openat(w.store.fd, target, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, mode)
+		}
 	}
 	if err != nil {
+		os.RemoveAll(filepath.Join(w.store.Dir, name))
 		return -1, errnoOf(err)
 	}
-	err = unix.Symlinkat(w.store.Inside+"/"+name, r.dir, r.name)
+	err = unix.Symlinkat(w.store.Inside+"/"+target, r.dir, r.name)
 	if err == nil {
 		return fd, 0
 	}
-	if dir {
-		unix.Unlinkat(w.store.fd, name, unix.AT_REMOVEDIR)
-		return -1, errnoOf(err)
+	if fd >= 0 {
+		unix.Close(fd)
 	}
-	unix.Close(fd)
-	unix.Unlinkat(w.store.fd, name, 0)
-	if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
+	os.RemoveAll(filepath.Join(w.store.Dir, name))
+	if err == unix.EEXIST && !dir && flags&unix.O_EXCL == 0 {
 		// Another call made the ".git" meanwhile: open what it made, as
 		// the kernel would (the open walks again on ELOOP).
 		return -1, unix.ELOOP
 	}
 	return -1, errnoOf(err)
+}
+
+// fileEntry makes the entry name of the store for a ".git" file (a
+// "gitdir:" link) of the directory where, as the sandbox sees it, and
+// returns the path of the file in the store. git writes a relative path
+// there for a submodule ("gitdir: ../.git/modules/NAME"), and reads it
+// from the file's directory, at times through the link: so the file lies
+// as deep in the entry as where lies below the root, and at every level
+// above it a ".git" leads to that level's counterpart's, so that a path
+// going up and into a ".git" reaches what it reaches from where. All of it
+// is seen only inside.
+func (s *gitStore) fileEntry(name, where string) (string, error) {
+	var parts []string
+	if where != "/" {
+		parts = strings.Split(strings.TrimPrefix(where, "/"), "/")
+	}
+	if err := unix.Mkdirat(s.fd, name, 0o700); err != nil {
+		return "", err
+	}
+	file := name
+	for range parts {
+		file += "/d"
+		if err := unix.Mkdirat(s.fd, file, 0o700); err != nil {
+			return "", err
+		}
+	}
+	for j := 1; j <= len(parts); j++ {
+		level := name + strings.Repeat("/d", len(parts)-j)
+		ancestor := "/" + strings.Join(parts[:len(parts)-j], "/")
+		if err := unix.Symlinkat(filepath.Join(ancestor, ".git"), s.fd, level+"/.git"); err != nil {
+			return "", err
+		}
+	}
+	return file + "/.git", nil
 }
 
 // storeName is a new name in the git store for the ".git" of the directory
@@ -149,4 +187,91 @@ func (w *Warden) onInsideOnly(fd int) bool {
 		return false
 	}
 	return w.onlyMounts[stx.Mnt_id]
+}
+
+// A copyThrough is a CopyThrough by the identity of its copy.
+type copyThrough struct {
+	name  string
+	store fileID
+}
+
+func copyThroughs(cs []CopyThrough) (map[fileID]copyThrough, error) {
+	out := map[fileID]copyThrough{}
+	for _, c := range cs {
+		var dir, store unix.Stat_t
+		if err := unix.Stat(c.Dir, &dir); err != nil {
+			return nil, fmt.Errorf("warden: %s: %w", c.Dir, err)
+		}
+		if err := unix.Lstat(c.Store, &store); err != nil {
+			return nil, fmt.Errorf("warden: %s: %w", c.Store, err)
+		}
+		out[fileID{dir.Dev, dir.Ino}] = copyThrough{c.Name, fileID{store.Dev, store.Ino}}
+	}
+	return out, nil
+}
+
+// isCopy reports whether name, in the directory dir (whose identity is
+// id), is a copy-through name that still holds the sandbox's copy: should
+// a program outside replace the file there, its mount dissolves and the
+// name is the real file again, which stays refused. The name must be
+// spelled as it is: another spelling is another name on another file
+// system.
+func (w *Warden) isCopy(id fileID, dir int, name string) bool {
+	c, ok := w.copies[id]
+	if !ok || c.name != name {
+		return false
+	}
+	var st unix.Stat_t
+	return unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && (fileID{st.Dev, st.Ino}) == c.store
+}
+
+// copyInto carries out a rename of from over to, a copy-through name: to
+// is a mount point, which no rename may replace, so from's content is
+// copied into it and from removed, as git expects of its rename of
+// config.lock over config. A reader inside may see the copy half written.
+func copyInto(from, to resolved) unix.Errno {
+	if from.dir < 0 {
+		return unix.EXDEV
+	}
+	src, err := unix.Openat(from.dir, from.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(src)
+	var st unix.Stat_t
+	if err := unix.Fstat(src, &st); err != nil {
+		return errnoOf(err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return unix.EISDIR
+	}
+	dst, err := unix.Openat(to.dir, to.name, unix.O_WRONLY|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(dst)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(src, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return errnoOf(err)
+		}
+		if n == 0 {
+			break
+		}
+		for off := 0; off < n; {
+			m, err := unix.Write(dst, buf[off:n])
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return errnoOf(err)
+			}
+			off += m
+		}
+	}
+	return errnoOf(unix.Unlinkat(from.dir, from.name, 0))
 }

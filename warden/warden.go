@@ -96,6 +96,15 @@ type Rules struct {
 	// directly on those mounts, as on the sandbox's own file systems, no
 	// outside name and no named directory's rule applies.
 	InsideOnly []string
+	// CopyThrough are names of Dirs a copy in the git store is bound on
+	// (ADR 0034): the sandbox may write them while they are that copy.
+	CopyThrough []CopyThrough
+}
+
+// A CopyThrough is a name in Dir on which the file Store, the sandbox's
+// own copy of what the name holds outside, is bound (paths outside).
+type CopyThrough struct {
+	Dir, Name, Store string
 }
 
 // A GitStore is the workspace's directory of git directories made during
@@ -165,14 +174,15 @@ type Warden struct {
 	// time (see turn).
 	receiver chan struct{}
 	sockets  ownSockets
-	siblings *siblingSockets // nil unless Rules.Siblings
-	store    *gitStore       // nil unless Rules.GitStore
+	siblings *siblingSockets        // nil unless Rules.Siblings
+	store    *gitStore              // nil unless Rules.GitStore
+	copies   map[fileID]copyThrough // by the directory's
 	// insideOnly are Rules.InsideOnly; onlyMounts the IDs of the mounts
 	// there, read when the root is opened.
 	insideOnly []string
 	onlyMounts map[uint64]bool
-	helper   *helperClient
-	stop     sync.Once // fatal's
+	helper     *helperClient
+	stop       sync.Once // fatal's
 }
 
 // New prepares a warden for rules. The rule directories are looked up now;
@@ -208,6 +218,11 @@ func New(listener int, r Rules) (*Warden, error) {
 		}
 		w.store = s
 	}
+	copies, err := copyThroughs(r.CopyThrough)
+	if err != nil {
+		return nil, err
+	}
+	w.copies = copies
 	for _, r := range r.Paths {
 		r.Why = cmp.Or(r.Why, "a protected path")
 		w.paths = append(w.paths, pathRule{r, pathKeys(r.Path)})
@@ -589,6 +604,9 @@ func (w *Warden) refuseByRule(dir int, name string, emptyDir bool) (private bool
 	if err := unix.Fstat(dir, &st); err != nil {
 		return false, "cannot tell what directory this is", unix.EPERM
 	}
+	if w.isCopy(fileID{st.Dev, st.Ino}, dir, name) {
+		return false, "", 0 // the sandbox's own copy of what the name holds outside
+	}
 	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok {
 		for _, n := range r.Names {
 			if foldname.Same(n, name) {
@@ -793,6 +811,12 @@ func (w *Warden) rename(wk *walker, start2 int, path2 string, start int, path st
 	} else if e := w.checkRule(from); e != 0 {
 		// A ruled name moved away could be written under its new one.
 		return e
+	}
+	if req.flags == 0 && to.dir >= 0 {
+		var st unix.Stat_t
+		if unix.Fstat(to.dir, &st) == nil && w.isCopy(fileID{st.Dev, st.Ino}, to.dir, to.name) {
+			return copyInto(from, to)
+		}
 	}
 	// The kernel refuses to rename a mount point only in the caller's own
 	// mount namespace; in another one it dissolves the mount. The sandbox's

@@ -83,6 +83,10 @@ const (
 	// there, and the ".git" the session made is a link to this path, which
 	// exists only inside (ADR 0034).
 	InsideGitStore = "/run/claude-sandbox/git"
+	// InsideRepoConfig is the workspace repository's configuration as the
+	// launch read it, read-only: inside, the repository's own config is
+	// the sandbox's copy, and verify plans from this one (ADR 0034).
+	InsideRepoConfig = "/run/claude-sandbox/repo-config"
 
 	// NativeHomeCache and NPMCache are where the installer keeps what it
 	// downloads: Anthropic's native installer's home, and npm packages by
