@@ -433,16 +433,9 @@ func (g *gitDir) addWorktree(w string) {
 // directory is looked into; one that is, is not (its own modules/ is
 // found when it is added).
 func submoduleGitDirs(modules string) []string {
-	entries, err := os.ReadDir(modules)
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		d := filepath.Join(modules, e.Name())
+	for _, name := range dirEntries(modules) {
+		d := filepath.Join(modules, name)
 		if fi, err := os.Lstat(filepath.Join(d, "HEAD")); err == nil && fi.Mode().IsRegular() {
 			out = append(out, d)
 		} else {
