@@ -553,6 +553,11 @@ func prepareHome(home string, plan *sandbox.Plan) error {
 			return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, cause(err))
 		}
 	}
+	for _, p := range plan.StorePoints {
+		if err := storePoint(p); err != nil {
+			return fmt.Errorf("cannot make %s, where the workspace's git store has something made outside bound back (ADR 0034): %w", p, cause(err))
+		}
+	}
 	for _, c := range plan.Copies {
 		if err := copyFile(c.From, c.To); err != nil {
 			return fmt.Errorf("cannot copy %s into the workspace's git store (ADR 0034): %w", c.From, cause(err))
@@ -560,6 +565,24 @@ func prepareHome(home string, plan *sandbox.Plan) error {
 	}
 	wireStatusLine(filepath.Join(home, ".claude/settings.json"))
 	return nil
+}
+
+// storePoint makes p a directory of its own in the git store: a link or a
+// file a session left under that name is removed (bwrap would follow a
+// link to its mount point), a directory kept.
+func storePoint(p string) error {
+	fi, err := os.Lstat(p)
+	if err == nil && fi.IsDir() {
+		return nil
+	}
+	if err == nil {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return os.Mkdir(p, 0o700)
 }
 
 // copyFile replaces to with a copy of from, a regular file, in one rename:

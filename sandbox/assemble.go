@@ -212,13 +212,20 @@ func (p *Plan) writable(c *Conf, r *Resolved) {
 		p.add(OpBind, w.path, w.path, RuleAllowWrite, why)
 	}
 	p.add(OpBind, r.workspace, r.workspace, RuleWorkspace, "the workspace, writable: "+r.workspaceWhy)
+	stores := map[string]string{} // the store's binds: where, from what
 	for _, m := range r.held {
+		if src, ok := stores[filepath.Dir(m.path)]; ok {
+			// Bound back on the store: bwrap makes its mount point in the
+			// store's directory, where a session could have left a link.
+			p.StorePoints = append(p.StorePoints, filepath.Join(src, filepath.Base(m.path)))
+		}
 		switch m.kind {
 		case pin:
 			p.add(OpBind, m.path, m.path, RulePin, m.why)
 		case readOnly:
 			p.add(OpRoBind, m.path, m.path, RuleProtected, m.why)
 		case storeBind:
+			stores[m.path] = m.source
 			p.add(OpBind, m.source, m.path, RuleGitStore, m.why)
 			p.OwnDirs = append(p.OwnDirs, m.source)
 			p.MountPoints = append(p.MountPoints, m.path)

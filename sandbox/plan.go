@@ -40,6 +40,11 @@ type Plan struct {
 	// on (a repository's worktrees/ and modules/, .claude/worktrees/),
 	// which the launcher makes when missing.
 	MountPoints []string
+	// StorePoints are the mount points, in the git store's directories,
+	// of what is bound back on the store: the launcher makes each a plain
+	// directory, removing whatever a session left there, so that no bind
+	// follows a link.
+	StorePoints []string
 	// Copies are files the launcher copies into the git store before the
 	// launch (the repository's configuration), and CopyThrough the names
 	// such a copy is bound on, which the sandbox may write, a new version

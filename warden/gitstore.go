@@ -211,25 +211,92 @@ func copyThroughs(cs []CopyThrough) (map[fileID]copyThrough, error) {
 }
 
 // isCopy reports whether name, in the directory dir (whose identity is
-// id), is a copy-through name that still holds the sandbox's copy: should
-// a program outside replace the file there, its mount dissolves and the
+// id), is a copy-through name that holds the sandbox's copy now: should a
+// program outside replace the file there, its mount dissolves and the
 // name is the real file again, which stays refused. The name must be
 // spelled as it is: another spelling is another name on another file
-// system.
+// system. What a call then does by the name is checked again on the
+// descriptor it acts through (heldCopy): the mount can dissolve between.
 func (w *Warden) isCopy(id fileID, dir int, name string) bool {
-	c, ok := w.copies[id]
-	if !ok || c.name != name {
-		return false
-	}
 	var st unix.Stat_t
-	return unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && (fileID{st.Dev, st.Ino}) == c.store
+	return w.copyNamed(id, name) && unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && w.heldCopy(id, &st)
+}
+
+// copyNamed reports whether name in the directory id is a copy-through
+// name, whatever it holds.
+func (w *Warden) copyNamed(id fileID, name string) bool {
+	c, ok := w.copies[id]
+	return ok && c.name == name
+}
+
+// heldCopy reports whether st, of a file reached by a copy-through name in
+// the directory id, is the sandbox's copy.
+func (w *Warden) heldCopy(id fileID, st *unix.Stat_t) bool {
+	return w.copies[id].store == fileID{st.Dev, st.Ino}
+}
+
+// copyFD checks a descriptor opened by name in r: if the name is a
+// copy-through name, the descriptor must be the sandbox's copy, or the
+// call is refused as the name's rule refuses it (EROFS).
+func (w *Warden) copyFD(r resolved, fd int) unix.Errno {
+	if r.dir < 0 {
+		return 0
+	}
+	var dir, st unix.Stat_t
+	if unix.Fstat(r.dir, &dir) != nil {
+		return unix.EPERM
+	}
+	id := fileID{dir.Dev, dir.Ino}
+	if !w.copyNamed(id, r.name) {
+		return 0
+	}
+	if unix.Fstat(fd, &st) != nil || !w.heldCopy(id, &st) {
+		if w.Refused != nil {
+			w.Refused(fdPath(r.dir)+"/"+r.name, "no longer the sandbox's copy: a program outside replaced it")
+		}
+		return unix.EROFS
+	}
+	return 0
+}
+
+// copyName reports whether r names a copy-through name.
+func (w *Warden) copyName(r resolved) bool {
+	var dir unix.Stat_t
+	return r.dir >= 0 && len(w.copies) > 0 && unix.Fstat(r.dir, &dir) == nil && w.copyNamed(fileID{dir.Dev, dir.Ino}, r.name)
+}
+
+// openCopy opens a copy-through name, which check let through as the
+// sandbox's copy: never made anew, and truncated only once the descriptor
+// is known to be the copy.
+func (w *Warden) openCopy(r resolved, flags int, statErr error) (int, unix.Errno) {
+	if statErr != nil {
+		return -1, unix.EROFS // gone since the check: the copy's mount dissolved
+	}
+	if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
+		return -1, unix.EEXIST
+	}
+	fd, err := unix.Openat(r.dir, r.name, flags&^(unix.O_CREAT|unix.O_TRUNC)|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	if e := w.copyFD(r, fd); e != 0 {
+		unix.Close(fd)
+		return -1, e
+	}
+	if flags&unix.O_TRUNC != 0 {
+		if err := unix.Ftruncate(fd, 0); err != nil {
+			unix.Close(fd)
+			return -1, errnoOf(err)
+		}
+	}
+	return fd, 0
 }
 
 // copyInto carries out a rename of from over to, a copy-through name: to
 // is a mount point, which no rename may replace, so from's content is
 // copied into it and from removed, as git expects of its rename of
 // config.lock over config. A reader inside may see the copy half written.
-func copyInto(from, to resolved) unix.Errno {
+func (w *Warden) copyInto(from, to resolved) unix.Errno {
 	if from.dir < 0 {
 		return unix.EXDEV
 	}
@@ -245,11 +312,17 @@ func copyInto(from, to resolved) unix.Errno {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return unix.EISDIR
 	}
-	dst, err := unix.Openat(to.dir, to.name, unix.O_WRONLY|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	dst, err := unix.Openat(to.dir, to.name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return errnoOf(err)
 	}
 	defer unix.Close(dst)
+	if e := w.copyFD(to, dst); e != 0 {
+		return e
+	}
+	if err := unix.Ftruncate(dst, 0); err != nil {
+		return errnoOf(err)
+	}
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := unix.Read(src, buf)

@@ -777,6 +777,9 @@ func (w *Warden) link(t *task, wk *walker, start2 int, path2 string, start int, 
 			return errnoOf(err)
 		}
 		defer unix.Close(old)
+		if e := w.copyFD(from, old); e != 0 {
+			return e
+		}
 	}
 	to, err := wk.walk(start, path, false)
 	if err != nil {
@@ -815,7 +818,7 @@ func (w *Warden) rename(wk *walker, start2 int, path2 string, start int, path st
 	if req.flags == 0 && to.dir >= 0 {
 		var st unix.Stat_t
 		if unix.Fstat(to.dir, &st) == nil && w.isCopy(fileID{st.Dev, st.Ino}, to.dir, to.name) {
-			return copyInto(from, to)
+			return w.copyInto(from, to)
 		}
 	}
 	// The kernel refuses to rename a mount point only in the caller's own
@@ -887,6 +890,9 @@ func (w *Warden) openOnce(id uint64, t *task, wk *walker, start int, path string
 		statErr = unix.Fstat(r.file, &st)
 	} else {
 		statErr = unix.Fstatat(r.dir, r.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if w.copyName(r) {
+			return w.openCopy(r, flags, statErr)
+		}
 	}
 	if statErr == nil {
 		switch st.Mode & unix.S_IFMT {
@@ -1116,6 +1122,9 @@ func (w *Warden) truncate(wk *walker, start int, path string, length int64) unix
 		return errnoOf(err)
 	}
 	defer unix.Close(fd)
+	if e := w.copyFD(r, fd); e != 0 {
+		return e
+	}
 	return errnoOf(unix.Ftruncate(fd, length))
 }
 
