@@ -16,22 +16,26 @@ import (
 // workspaceStore is the git store of the workspace a launch from here
 // would have, and the paths its sessions can write (where their ".git"
 // links are). The store is outside every sandbox: inside, it is refused.
-func workspaceStore(name string, paths host.Paths, e env) (store string, roots []string, ok bool) {
+func workspaceStore(name string, paths host.Paths, e env) (store gitstore.Store, roots []string, ok bool) {
 	if host.Inside() {
 		fmt.Fprintf(e.stderr, "claude-sandbox %s: run it outside the sandbox: the git store is outside every session's reach\n", name)
-		return "", nil, false
+		return store, nil, false
 	}
 	pr, err := launcher.Prepare(paths, nil, e.environ)
 	if err != nil {
 		launcher.PrintRefusal(e.stderr, err)
-		return "", nil, false
+		return store, nil, false
 	}
+	store = gitstore.Store{Dir: pr.Plan.GitStore, Binds: map[string]string{}}
 	for _, m := range pr.Plan.Mounts {
-		if m.Rule == sandbox.RuleWorkspace || m.Rule == sandbox.RuleAllowWrite {
+		switch {
+		case m.Rule == sandbox.RuleWorkspace || m.Rule == sandbox.RuleAllowWrite:
 			roots = append(roots, m.Dest)
+		case m.Rule == sandbox.RuleGitStore && m.Op == sandbox.OpBind && m.Source != pr.Plan.GitStore:
+			store.Binds[m.Dest] = m.Source
 		}
 	}
-	return pr.Plan.GitStore, roots, true
+	return store, roots, true
 }
 
 func reposCmd(fs *flag.FlagSet, e env) func([]string) int {
@@ -45,7 +49,7 @@ func reposCmd(fs *flag.FlagSet, e env) func([]string) int {
 		links, err := sandbox.GitStoreLinks(roots)
 		if err == nil {
 			var entries []gitstore.Entry
-			if entries, err = gitstore.List(store, links); err == nil && *prune {
+			if entries, err = gitstore.List(store.Dir, links); err == nil && *prune {
 				entries, err = gitstore.Prune(entries)
 				for _, g := range entries {
 					fmt.Fprintln(e.stdout, termtext.Escape("removed "+g.Path))

@@ -75,9 +75,19 @@ func Prune(entries []Entry) ([]Entry, error) {
 	return gone, nil
 }
 
+// A Store is a workspace's git store outside: Dir, the git directories
+// of repositories made in sessions (bound at layout.InsideGitStore), and
+// Binds, the store's directories bound in the workspace, by where
+// (worktrees/, modules/).
+type Store struct {
+	Dir   string
+	Binds map[string]string
+}
+
 // An Adoption is what Adopt carried and left.
 type Adoption struct {
-	Dir     string
+	Dir       string
+	Submodule string // the git directory a submodule's adoption made, if it was one
 	Head    string   // what HEAD names
 	Refs    int      // loose and packed refs carried
 	Remotes []string // "NAME URL" of the remotes the session configured, which are not carried
@@ -90,19 +100,22 @@ type Adoption struct {
 // link is replaced by it, and the store's entry is removed. Nothing in dir
 // changes unless all of that succeeds but the last step. Run it once the
 // sessions that use the repository have ended.
-func Adopt(store, dir string) (*Adoption, error) {
+func Adopt(store Store, dir string) (*Adoption, error) {
 	link := filepath.Join(dir, ".git")
 	name, file, ok := sandbox.GitStoreEntry(link)
 	if !ok {
 		return nil, fmt.Errorf("%s is not a link into the git store of a sandbox (ADR 0034)", link)
 	}
-	entry := filepath.Join(store, name)
+	entry := filepath.Join(store.Dir, name)
 	fi, err := os.Lstat(entry)
 	if err != nil {
-		return nil, fmt.Errorf("%s leads to %s, which is not in this workspace's git store %s: %w", link, name, store, err)
+		return nil, fmt.Errorf("%s leads to %s, which is not in this workspace's git store %s: %w", link, name, store.Dir, err)
 	}
-	if file || !fi.IsDir() {
-		return nil, fmt.Errorf("%s leads to a git file in the store (%s), not a repository's git directory: a linked worktree, a submodule or a repository whose git directory is elsewhere; commit its work to a branch of that repository instead", link, entry)
+	if file {
+		return adoptSubmodule(store, dir, link, entry)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a git directory", entry)
 	}
 	if _, err := os.Lstat(filepath.Join(entry, "commondir")); err == nil {
 		return nil, fmt.Errorf("%s is a linked worktree's git directory: its commits are in the repository it belongs to", entry)
@@ -142,6 +155,93 @@ func Adopt(store, dir string) (*Adoption, error) {
 	done = true
 	if err := os.RemoveAll(entry); err != nil {
 		return a, fmt.Errorf("adopted, but the store's copy %s stays: %w", entry, err)
+	}
+	return a, nil
+}
+
+// adoptSubmodule adopts a working tree whose .git is a "gitdir:" file in
+// the store naming a git directory in the store's modules/ (a submodule
+// initialised in a session): git outside makes the git directory where the
+// file names it, only data is carried into it, it is pointed at the
+// working tree as git does, and the link becomes the file git would have
+// written. The submodule's URL is the superproject's configuration, which
+// `git submodule init` writes outside.
+func adoptSubmodule(store Store, dir, link, entry string) (*Adoption, error) {
+	target, _ := os.Readlink(link)
+	fileInStore := filepath.Join(store.Dir, strings.TrimPrefix(target, layout.InsideGitStore+"/"))
+	data, err := os.ReadFile(fileInStore)
+	if err != nil {
+		return nil, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	gitdir, ok := strings.CutPrefix(line, "gitdir: ")
+	if !ok || gitdir == "" {
+		return nil, fmt.Errorf("%s is not a \"gitdir:\" file", fileInStore)
+	}
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(dir, gitdir)
+	}
+	gitdir = filepath.Clean(gitdir)
+	var stored string
+	for where, from := range store.Binds {
+		if rel, err := filepath.Rel(where, gitdir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") && filepath.Base(where) == "modules" {
+			stored = filepath.Join(from, rel)
+		}
+	}
+	if stored == "" {
+		return nil, fmt.Errorf("%s names %s, which is no submodule's git directory in the store: a linked worktree's (its commits are on the repository's branches; check one out outside) or another repository's", link, gitdir)
+	}
+	if _, err := os.Lstat(gitdir); err == nil {
+		return nil, fmt.Errorf("%s exists outside already: the submodule was initialised outside too; remove %s and run git submodule update outside instead", gitdir, dir)
+	}
+	a := &Adoption{Dir: dir, Submodule: gitdir}
+	format, err := a.readConfig(stored)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(gitdir), 0o777); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(gitdir), ".adopt-")
+	if err != nil {
+		return nil, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := initRepository(tmp, format); err != nil {
+		return nil, err
+	}
+	if err := a.copyData(stored, tmp); err != nil {
+		return nil, err
+	}
+	worktree, _ := filepath.Rel(gitdir, dir)
+	if err := git("--git-dir="+tmp, "config", "core.worktree", worktree); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, gitdir); err != nil {
+		return nil, err
+	}
+	back, _ := filepath.Rel(dir, gitdir)
+	if err := os.Remove(link); err != nil {
+		os.RemoveAll(gitdir)
+		return nil, err
+	}
+	if err := os.WriteFile(link, []byte("gitdir: "+back+"\n"), 0o644); err != nil {
+		os.RemoveAll(gitdir)
+		if lerr := os.Symlink(target, link); lerr != nil {
+			return nil, fmt.Errorf("%w; and the link %s could not be made again: %v", err, link, lerr)
+		}
+		return nil, err
+	}
+	done = true
+	for _, p := range []string{entry, stored} {
+		if err := os.RemoveAll(p); err != nil {
+			return a, fmt.Errorf("adopted, but the store's copy %s stays: %w", p, err)
+		}
 	}
 	return a, nil
 }
@@ -192,11 +292,19 @@ func initRepository(dir, format string) error {
 		args = append(args, "--object-format="+format)
 	}
 	for _, c := range [][]string{append(args, dir), {"--git-dir=" + dir, "config", "core.bare", "false"}, {"--git-dir=" + dir, "config", "core.logAllRefUpdates", "true"}} {
-		cmd := exec.Command("git", c...)
-		cmd.Env = gitEnv()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %v: %s", strings.Join(c, " "), err, strings.TrimSpace(string(out)))
+		if err := git(c...); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// git runs git outside, on a repository adopt made.
+func git(args ...string) error {
+	cmd := exec.Command("git", args...)
+	cmd.Env = gitEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
@@ -317,6 +425,9 @@ func (a *Adoption) copyTree(from, to, rel string, check func(rel string, data []
 // written out with them for the user to paste.
 func (a *Adoption) Report(w io.Writer) {
 	lines := []string{fmt.Sprintf("adopted %s: %d refs, HEAD %s; its configuration, hooks and info/ were not carried (git made new ones)", a.Dir, a.Refs, a.Head)}
+	if a.Submodule != "" {
+		lines = append(lines, fmt.Sprintf("  a submodule, its git directory now %s: git submodule init, outside, records its URL in the superproject's configuration", a.Submodule))
+	}
 	for _, r := range a.Remotes {
 		n, u, _ := strings.Cut(r, " ")
 		lines = append(lines, fmt.Sprintf("  remote %s was %s: not carried (git remote add, after checking the URL, to use it again)", n, u))

@@ -30,10 +30,10 @@ func stored(t *testing.T, format string, change func(gitDir string)) (store, dir
 	if format != "" {
 		args = append(args, "--object-format="+format)
 	}
-	git(t, dir, append(args, dir)...)
-	git(t, dir, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "inside")
-	git(t, dir, "config", "core.fsmonitor", "touch "+filepath.Join(root, "ran")+"; false")
-	git(t, dir, "remote", "add", "origin", "https://example.com/x.git")
+	runGit(t, dir, append(args, dir)...)
+	runGit(t, dir, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "inside")
+	runGit(t, dir, "config", "core.fsmonitor", "touch "+filepath.Join(root, "ran")+"; false")
+	runGit(t, dir, "remote", "add", "origin", "https://example.com/x.git")
 	if err := os.Remove(filepath.Join(dir, ".git")); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func stored(t *testing.T, format string, change func(gitDir string)) (store, dir
 	return store, dir, entry
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func runGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -65,7 +65,7 @@ func TestAdoptCarriesDataOnly(t *testing.T) {
 				os.Symlink("/etc/passwd", filepath.Join(g, "objects", "planted-link"))
 				os.WriteFile(filepath.Join(g, "objects", "info", "alternates"), []byte("/elsewhere/objects\n"), 0o644)
 			})
-			a, err := Adopt(store, dir)
+			a, err := Adopt(Store{Dir: store}, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestAdoptCarriesDataOnly(t *testing.T) {
 			if _, err := os.Lstat(entry); !os.IsNotExist(err) {
 				t.Errorf("the store's entry is still there: %v", err)
 			}
-			if got := git(t, dir, "log", "--format=%s"); got != "inside" {
+			if got := runGit(t, dir, "log", "--format=%s"); got != "inside" {
 				t.Errorf("log = %q, want the commit made inside", got)
 			}
 			cfg := exec.Command("git", "config", "--file", filepath.Join(dir, ".git", "config"), "--get-regexp", "core.fsmonitor|remote")
@@ -83,7 +83,7 @@ func TestAdoptCarriesDataOnly(t *testing.T) {
 				t.Errorf("carried configuration: %q (%v)", out, err)
 			}
 			if format != "" {
-				if got := git(t, dir, "rev-parse", "--show-object-format"); got != format {
+				if got := runGit(t, dir, "rev-parse", "--show-object-format"); got != format {
 					t.Errorf("object format %q, want %q", got, format)
 				}
 			}
@@ -117,13 +117,13 @@ func TestAdoptRefusesAndChangesNothing(t *testing.T) {
 		{"a git file", func(g string) {
 			os.RemoveAll(g)
 			os.WriteFile(g, []byte("gitdir: /ws/elsewhere\n"), 0o644)
-		}, "leads to a git file in the store"},
+		}, "is not a git directory"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			store, dir, entry := stored(t, "", c.change)
 			before, _ := os.ReadDir(dir)
-			_, err := Adopt(store, dir)
+			_, err := Adopt(Store{Dir: store}, dir)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Adopt: %v, want an error with %q", err, c.want)
 			}
@@ -145,7 +145,7 @@ func TestAdoptRefusesWhatIsNoStoreLink(t *testing.T) {
 	for _, target := range []string{"/elsewhere/made", layout.InsideGitStore + "/../etc", layout.InsideGitStore + "/a/b"} {
 		os.Remove(filepath.Join(dir, ".git"))
 		os.Symlink(target, filepath.Join(dir, ".git"))
-		if _, err := Adopt(store, dir); err == nil || !strings.Contains(err.Error(), "is not a link into the git store") {
+		if _, err := Adopt(Store{Dir: store}, dir); err == nil || !strings.Contains(err.Error(), "is not a link into the git store") {
 			t.Errorf("a link to %s: %v, want refused", target, err)
 		}
 	}
