@@ -121,3 +121,29 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// TestReadmeNamesEveryOption keeps the README's list of the feature's
+// options whole: each option is named there.
+func TestReadmeNamesEveryOption(t *testing.T) {
+	var m struct {
+		Options map[string]json.RawMessage `json:"options"`
+	}
+	data, err := os.ReadFile(filepath.Join(root, Source))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, _ := strings.Cut(string(readme), "The feature runs the same installer at image build (options:")
+	list, _, _ = strings.Cut(list, ";")
+	for name := range m.Options {
+		if !strings.Contains(list, "`"+name+"`") {
+			t.Errorf("README.md's list of the feature's options lacks `%s`", name)
+		}
+	}
+}
