@@ -174,6 +174,16 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 	if err != nil {
 		return 0, err
 	}
+	if made, err := makeMountPoints(c.Plan); err != nil {
+		return 0, err
+	} else if made {
+		// The plan reads the workspace as bwrap will find it: the new
+		// directories on the way are pinned as any others, and verify,
+		// planning again inside, finds the same.
+		if c, err = Check(p, args, environ); err != nil {
+			return 0, err
+		}
+	}
 	pr, budget := c.Prepared, c.budget
 	var bg *bgLaunch
 	if r != plainLaunch {
@@ -499,8 +509,7 @@ func homeParts(home string, plan *sandbox.Plan) []homePart {
 		parts = append(parts, homePart{path: dir, dir: true, why: " (seen only by sandboxes)"})
 	}
 	for _, dir := range plan.MountPoints {
-		// As git and Claude Code would make them: the user's umask decides.
-		parts = append(parts, homePart{path: dir, dir: true, mode: 0o777, why: ", where the sandbox sees the workspace's git store (ADR 0034)"})
+		parts = append(parts, mountPoint(dir))
 	}
 	return parts
 }
@@ -565,6 +574,30 @@ func prepareHome(home string, plan *sandbox.Plan) error {
 	}
 	wireStatusLine(filepath.Join(home, ".claude/settings.json"))
 	return nil
+}
+
+// mountPoint is the part the launch makes for a mount point of the git
+// store in the workspace, as git and Claude Code would make it: the
+// user's umask decides its mode.
+func mountPoint(dir string) homePart {
+	return homePart{path: dir, dir: true, mode: 0o777, why: ", where the sandbox sees the workspace's git store (ADR 0034)"}
+}
+
+// makeMountPoints makes the git store's mount points in the workspace that
+// are missing, and reports whether it made any.
+func makeMountPoints(plan *sandbox.Plan) (bool, error) {
+	made := false
+	for _, dir := range plan.MountPoints {
+		if _, err := os.Lstat(dir); err == nil {
+			continue
+		}
+		part := mountPoint(dir)
+		if err := os.MkdirAll(dir, part.mode); err != nil {
+			return false, fmt.Errorf("cannot create %s%s: %w", dir, part.why, cause(err))
+		}
+		made = true
+	}
+	return made, nil
 }
 
 // storePoint makes p a directory of its own in the git store: a link or a

@@ -57,7 +57,13 @@ func gitStore(f *facts) (string, error) {
 	if err := f.launchErr; err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp(f.launch.plan.Workspace, ".verify-git-store-")
+	ws := f.launch.plan.Workspace
+	if errors.Is(unix.Access(ws, unix.W_OK), unix.EACCES) {
+		// Another user's workspace (workspace-writable tells): nothing,
+		// and no .git, can be made in it, outside as inside.
+		return "the workspace " + ws + " is not this user's to write: no .git can be made in it", nil
+	}
+	dir, err := os.MkdirTemp(ws, ".verify-git-store-")
 	if err != nil {
 		return "", fmt.Errorf("cannot make a directory in the workspace: %w", err)
 	}
