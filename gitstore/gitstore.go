@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/claude-sandbox/claude-sandbox/gitconfig"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
@@ -87,11 +88,11 @@ type Store struct {
 // An Adoption is what Adopt carried and left.
 type Adoption struct {
 	Dir       string
-	Submodule string // the git directory a submodule's adoption made, if it was one
-	Head    string   // what HEAD names
-	Refs    int      // loose and packed refs carried
-	Remotes []string // "NAME URL" of the remotes the session configured, which are not carried
-	Skipped []string // store paths not carried: not data git reads, or not a plain file
+	Submodule string   // the git directory a submodule's adoption made, if it was one
+	Head      string   // what HEAD names
+	Refs      int      // loose and packed refs carried
+	Remotes   []string // "NAME URL" of the remotes the session configured, which are not carried
+	Skipped   []string // store paths not carried: not data git reads, or not a plain file
 }
 
 // Adopt makes dir's ".git", a link into store (the workspace's store
@@ -169,7 +170,7 @@ func Adopt(store Store, dir string) (*Adoption, error) {
 func adoptSubmodule(store Store, dir, link, entry string) (*Adoption, error) {
 	target, _ := os.Readlink(link)
 	fileInStore := filepath.Join(store.Dir, strings.TrimPrefix(target, layout.InsideGitStore+"/"))
-	data, err := os.ReadFile(fileInStore)
+	data, err := readPlain(fileInStore)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +253,7 @@ func adoptSubmodule(store Store, dir, link, entry string) (*Adoption, error) {
 // are not files this copy can check.
 func (a *Adoption) readConfig(entry string) (format string, err error) {
 	path := filepath.Join(entry, "config")
-	data, err := os.ReadFile(path)
+	data, err := readPlain(path)
 	if err != nil {
 		return "", err
 	}
@@ -331,7 +332,7 @@ var (
 // and reported, as is the objects' alternates list (it names other object
 // stores, which need not exist outside).
 func (a *Adoption) copyData(from, to string) error {
-	head, err := os.ReadFile(filepath.Join(from, "HEAD"))
+	head, err := readPlain(filepath.Join(from, "HEAD"))
 	if err != nil {
 		return err
 	}
@@ -342,7 +343,7 @@ func (a *Adoption) copyData(from, to string) error {
 	if err := os.WriteFile(filepath.Join(to, "HEAD"), head, 0o644); err != nil {
 		return err
 	}
-	if data, err := os.ReadFile(filepath.Join(from, "packed-refs")); err == nil {
+	if data, err := readPlain(filepath.Join(from, "packed-refs")); err == nil {
 		for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 			if !packedLine.MatchString(line) {
 				return fmt.Errorf("%s/packed-refs:%d: not a packed ref", from, i+1)
@@ -357,7 +358,7 @@ func (a *Adoption) copyData(from, to string) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if data, err := os.ReadFile(filepath.Join(from, "shallow")); err == nil {
+	if data, err := readPlain(filepath.Join(from, "shallow")); err == nil {
 		if !idLines.Match(data) {
 			return fmt.Errorf("%s/shallow does not list object IDs", from)
 		}
@@ -382,6 +383,23 @@ func (a *Adoption) copyData(from, to string) error {
 	return nil
 }
 
+// readPlain reads a file of the store, which must be a plain file: a
+// session may have left a link there to a file of the user's.
+func readPlain(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is not a plain file", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a plain file", path)
+	}
+	return io.ReadAll(f)
+}
+
 // copyTree copies rel below from to the same place below to: directories
 // and plain files, each file checked first when check is set. Links and
 // other kinds are skipped and reported.
@@ -403,7 +421,7 @@ func (a *Adoption) copyTree(from, to, rel string, check func(rel string, data []
 			a.Skipped = append(a.Skipped, r)
 			return nil
 		}
-		data, err := os.ReadFile(path)
+		data, err := readPlain(path)
 		if err != nil {
 			return err
 		}

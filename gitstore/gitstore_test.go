@@ -155,3 +155,24 @@ func lstatLink(p string) (os.FileInfo, bool) {
 	fi, err := os.Lstat(p)
 	return fi, err == nil && fi.Mode()&os.ModeSymlink != 0
 }
+
+// A link a session left in the store where adopt reads a file leads to no
+// file of the user's: it is refused, and nothing changes.
+func TestAdoptReadsNoLink(t *testing.T) {
+	for _, name := range []string{"HEAD", "config", "packed-refs"} {
+		t.Run(name, func(t *testing.T) {
+			secret := filepath.Join(t.TempDir(), "secret")
+			os.WriteFile(secret, []byte("ref: refs/heads/main\n"), 0o600)
+			store, dir, entry := stored(t, "", func(g string) {
+				os.Remove(filepath.Join(g, name))
+				os.Symlink(secret, filepath.Join(g, name))
+			})
+			if _, err := Adopt(Store{Dir: store}, dir); err == nil || !strings.Contains(err.Error(), "is not a plain file") {
+				t.Fatalf("Adopt: %v, want a link refused", err)
+			}
+			if _, err := os.Lstat(entry); err != nil {
+				t.Errorf("the store's entry is gone: %v", err)
+			}
+		})
+	}
+}
