@@ -176,10 +176,18 @@ func insideOnlyMounts(root int, paths []string) map[uint64]bool {
 	return ids
 }
 
-// onInsideOnly reports whether the directory fd is directly on one of the
-// git store's mounts.
-func (w *Warden) onInsideOnly(fd int) bool {
-	if len(w.onlyMounts) == 0 {
+// onInsideOnly reports whether fd, at the path p as the sandbox sees it,
+// is directly on one of the git store's mounts: its path lies below one,
+// and its mount is that one, not another bound on top.
+func (w *Warden) onInsideOnly(p string, fd int) bool {
+	below := false
+	for _, o := range w.insideOnly {
+		if p == o || strings.HasPrefix(p, o+"/") {
+			below = true
+			break
+		}
+	}
+	if !below || len(w.onlyMounts) == 0 {
 		return false
 	}
 	var stx unix.Statx_t
@@ -261,8 +269,15 @@ func (w *Warden) copyFD(r resolved, fd int) unix.Errno {
 
 // copyName reports whether r names a copy-through name.
 func (w *Warden) copyName(r resolved) bool {
+	if r.dir < 0 {
+		return false
+	}
+	named := false
+	for _, c := range w.copies {
+		named = named || c.name == r.name
+	}
 	var dir unix.Stat_t
-	return r.dir >= 0 && len(w.copies) > 0 && unix.Fstat(r.dir, &dir) == nil && w.copyNamed(fileID{dir.Dev, dir.Ino}, r.name)
+	return named && unix.Fstat(r.dir, &dir) == nil && w.copyNamed(fileID{dir.Dev, dir.Ino}, r.name)
 }
 
 // openCopy opens a copy-through name, which check let through as the

@@ -614,9 +614,13 @@ func (w *Warden) refuseByRule(dir int, name string, emptyDir bool) (private bool
 			}
 		}
 	}
-	private = w.private[st.Dev] || w.onInsideOnly(dir)
-	if !private && (len(w.paths) > 0 || len(w.inNamed) > 0) {
-		if why, onTheWay := w.underPathRule(fdPath(dir) + "/" + name); why != "" && !(onTheWay && emptyDir) {
+	private = w.private[st.Dev]
+	if !private && (len(w.paths) > 0 || len(w.inNamed) > 0 || len(w.onlyMounts) > 0) {
+		p := fdPath(dir)
+		if w.onInsideOnly(p, dir) {
+			return true, "", 0
+		}
+		if why, onTheWay := w.underPathRule(p + "/" + name); why != "" && !(onTheWay && emptyDir) {
 			return false, why, unix.EROFS
 		}
 	}
@@ -688,8 +692,8 @@ func (w *Warden) ruledFile(fd int) (string, unix.Errno) {
 	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
 		return "", 0
 	}
-	if !w.private[st.Dev] && !w.onInsideOnly(fd) {
-		if why, _ := w.underPathRule(fdPath(fd)); why != "" {
+	if p := fdPath(fd); !w.private[st.Dev] && !w.onInsideOnly(p, fd) {
+		if why, _ := w.underPathRule(p); why != "" {
 			return why, unix.EROFS
 		}
 	}
