@@ -122,11 +122,7 @@ func Adopt(store Store, dir string) (*Adoption, error) {
 		return nil, fmt.Errorf("%s is a linked worktree's git directory: its commits are in the repository it belongs to", entry)
 	}
 	a := &Adoption{Dir: dir}
-	format, err := a.readConfig(entry)
-	if err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp(dir, ".git-adopt-")
+	tmp, err := a.rebuild(dir, ".git-adopt-", entry)
 	if err != nil {
 		return nil, err
 	}
@@ -136,12 +132,6 @@ func Adopt(store Store, dir string) (*Adoption, error) {
 			os.RemoveAll(tmp)
 		}
 	}()
-	if err := initRepository(tmp, format); err != nil {
-		return nil, err
-	}
-	if err := a.copyData(entry, tmp); err != nil {
-		return nil, err
-	}
 	// The link goes only once everything is in place; should the rename
 	// fail, the link comes back.
 	if err := os.Remove(link); err != nil {
@@ -196,14 +186,10 @@ func adoptSubmodule(store Store, dir, link, entry string) (*Adoption, error) {
 		return nil, fmt.Errorf("%s exists outside already: the submodule was initialised outside too; remove %s and run git submodule update outside instead", gitdir, dir)
 	}
 	a := &Adoption{Dir: dir, Submodule: gitdir}
-	format, err := a.readConfig(stored)
-	if err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(filepath.Dir(gitdir), 0o777); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(gitdir), ".adopt-")
+	tmp, err := a.rebuild(filepath.Dir(gitdir), ".adopt-", stored)
 	if err != nil {
 		return nil, err
 	}
@@ -213,12 +199,6 @@ func adoptSubmodule(store Store, dir, link, entry string) (*Adoption, error) {
 			os.RemoveAll(tmp)
 		}
 	}()
-	if err := initRepository(tmp, format); err != nil {
-		return nil, err
-	}
-	if err := a.copyData(stored, tmp); err != nil {
-		return nil, err
-	}
 	worktree, _ := filepath.Rel(gitdir, dir)
 	if err := git("--git-dir="+tmp, "config", "core.worktree", worktree); err != nil {
 		return nil, err
@@ -245,6 +225,29 @@ func adoptSubmodule(store Store, dir, link, entry string) (*Adoption, error) {
 		}
 	}
 	return a, nil
+}
+
+// rebuild makes, in a new directory in parent, the git directory adopt
+// gives outside to the stored git directory from: made by git outside with
+// the same object format, with from's data copied in. Nothing is left on
+// failure.
+func (a *Adoption) rebuild(parent, prefix, from string) (string, error) {
+	format, err := a.readConfig(from)
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(parent, prefix)
+	if err != nil {
+		return "", err
+	}
+	if err = initRepository(tmp, format); err == nil {
+		err = a.copyData(from, tmp)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	return tmp, nil
 }
 
 // readConfig reads from the stored repository's configuration only what a
