@@ -447,7 +447,7 @@ func (a *Adoption) copyTree(from, to, rel string, check func(rel string, data []
 func (a *Adoption) Report(w io.Writer) {
 	lines := []string{fmt.Sprintf("adopted %s: %d refs, HEAD %s; its configuration, hooks and info/ were not carried (git made new ones)", a.Dir, a.Refs, a.Head)}
 	if a.Submodule != "" {
-		lines = append(lines, fmt.Sprintf("  a submodule, its git directory now %s: git submodule init, outside, records its URL in the superproject's configuration", a.Submodule))
+		lines = append(lines, fmt.Sprintf("  a submodule, its git directory now %s: git submodule init, outside, records its URL in the superproject's configuration from .gitmodules, which a session may have written: read the URL first", a.Submodule))
 	}
 	for _, r := range a.Remotes {
 		n, u, _ := strings.Cut(r, " ")
