@@ -189,7 +189,7 @@ func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
 			findings = append(findings, doctor.Finding{Name: "launch from here", Detail: err.Error()})
 		} else {
 			findings = append(findings, doctor.Finding{OK: true, Name: "launch from here", Detail: "the policy builds for this directory"},
-				doctor.WorkspaceCase(checked.Plan.Workspace))
+				doctor.WorkspaceCase(checked.Resolved.Workspace()))
 		}
 		if doctor.Print(e.stdout, findings) > 0 {
 			return 1

@@ -168,7 +168,7 @@ type bgLaunch struct {
 // (`claude daemon status`) starts no service, and asks nothing of the API:
 // it keeps a gateway of its own.
 func startBackground(pr *Prepared, r role, environ []string, stderr io.Writer) (*bgLaunch, error) {
-	d, err := backgroundDirs(pr.Plan.Workspace)
+	d, err := backgroundDirs(pr.Resolved.Workspace())
 	if err != nil {
 		return nil, err
 	}
@@ -189,11 +189,6 @@ func startBackground(pr *Prepared, r role, environ []string, stderr io.Writer) (
 		if err := b.adoptGateway(pr); err != nil {
 			return nil, err
 		}
-	}
-	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
-	if err := d.hiddenInside(pr.Plan); err != nil {
-		b.close()
-		return nil, err
 	}
 	return b, nil
 }
@@ -255,7 +250,7 @@ func (b *bgLaunch) adoptGateway(pr *Prepared) error {
 		return fmt.Errorf("cannot read the background service's gateway: %v", err)
 	}
 	pr.Launch.AuthToken = g.Token
-	if len(pr.Plan.Listen) == 0 {
+	if pr.Conf.NetworkMode() != sandbox.NetworkAllowlist {
 		pr.Launch.AuthAddr = g.Addr
 		pr.SharedGateway = true
 	}

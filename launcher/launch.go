@@ -91,6 +91,19 @@ type Prepared struct {
 // Prepare checks everything a launch needs and returns the plan, without
 // changing anything. `claude-sandbox argv` prints what it returns.
 func Prepare(p host.Paths, args, environ []string) (*Prepared, error) {
+	pr, err := settle(p, args, environ)
+	if err != nil {
+		return nil, err
+	}
+	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
+	return pr, nil
+}
+
+// settle reads the facts of a launch (bwrap, the real binary, the conf,
+// the session's variables, the host's facts, the login and the proxy it
+// goes through) and what the plan is assembled from, and refuses what it
+// cannot serve, without changing anything.
+func settle(p host.Paths, args, environ []string) (*Prepared, error) {
 	bwrap, err := host.FindBwrap(p)
 	if err != nil {
 		return nil, err
@@ -132,7 +145,6 @@ func Prepare(p host.Paths, args, environ []string) (*Prepared, error) {
 	if pr.Resolved, err = sandbox.Resolve(c, s, pr.Launch); err != nil {
 		return nil, err
 	}
-	pr.Plan = sandbox.Assemble(c, s, pr.Launch, pr.Resolved)
 	return pr, nil
 }
 
@@ -143,13 +155,14 @@ type Checked struct {
 	budget budget
 }
 
-// Check is Prepare and the launch's other checks before anything changes:
-// the processes the sandbox may start here, and that what the launch
-// creates in the home when it is missing can be created. The launch and
-// `claude-sandbox doctor` both run it, so doctor says ok only to a launch
-// that gets as far as starting bwrap.
+// Check settles a launch and makes its other checks before anything
+// changes: the processes the sandbox may start here, and that what the
+// launch creates in the home when it is missing can be created. The launch
+// and `claude-sandbox doctor` both run it, so doctor says ok only to a
+// launch that gets as far as starting bwrap. It assembles no plan: the
+// launch does that once, when every fact the plan holds is settled.
 func Check(p host.Paths, args, environ []string) (*Checked, error) {
-	pr, err := Prepare(p, args, environ)
+	pr, err := settle(p, args, environ)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +174,7 @@ func Check(p host.Paths, args, environ []string) (*Checked, error) {
 	if c.budget, err = planBudget(facts); err != nil {
 		return nil, err
 	}
-	for _, part := range homeParts(pr.Launch.Home, pr.Plan) {
+	for _, part := range homeParts(pr.Launch.Home, pr.Resolved.Made()) {
 		if err := creatable(part); err != nil {
 			return nil, err
 		}
@@ -174,23 +187,38 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 	if err != nil {
 		return 0, err
 	}
-	if made, err := makeMountPoints(c.Plan); err != nil {
+	pr, budget := c.Prepared, c.budget
+	if made, err := makeMountPoints(pr.Resolved.Made().MountPoints); err != nil {
 		return 0, err
 	} else if made {
 		// The plan reads the workspace as bwrap will find it: the new
 		// directories on the way are pinned as any others, and verify,
 		// planning again inside, finds the same.
-		if c, err = Check(p, args, environ); err != nil {
+		if pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.Launch); err != nil {
 			return 0, err
 		}
 	}
-	pr, budget := c.Prepared, c.budget
+	// What the plan holds that only a running service or listener tells:
+	// the background role and its gateway, the credential proxy's port.
 	var bg *bgLaunch
 	if r != plainLaunch {
 		if bg, err = startBackground(pr, r, environ, stderr); err != nil {
 			return 0, err
 		}
 		defer bg.close()
+	}
+	authL, err := listenCredentialProxy(pr)
+	if err != nil {
+		return 0, err
+	}
+	if authL != nil {
+		defer authL.Close()
+	}
+	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
+	if bg != nil {
+		if err := bg.dirs.hiddenInside(pr.Plan); err != nil {
+			return 0, err
+		}
 	}
 	// Made while the launch goes on, and waited for before bwrap starts.
 	reserved := make(chan struct{})
@@ -210,15 +238,11 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 	}
 	defer term.close()
 	stderr = term.messages(stderr)
-	svc, err := newServices(pr, stderr)
+	svc, err := newServices(pr, authL, stderr)
 	if err != nil {
 		return 0, err
 	}
 	defer svc.close()
-	if pr.Launch.AuthAddr != "" && svc.authL != nil {
-		// The plan names the credential proxy's real address now.
-		pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
-	}
 	if err := bg.publishGateway(pr); err != nil {
 		return 0, err
 	}
@@ -232,10 +256,6 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 	}
 	return code, err
 }
-
-// blockFD is where bwrap reads, with --block-fd, the launcher's go-ahead to
-// start the sandbox's first process; until then the launcher confines it.
-const blockFD = 7
 
 // supervise starts bwrap with an empty environment and its inputs on file
 // descriptors, confines the sandbox to its budget before anything runs in
@@ -269,15 +289,17 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 		return 0, err
 	}
 	defer blockW.Close()
-	// Descriptor i+3: sandbox.ArgsFD, SeccompFD, StatusFD, ControlFD, blockFD.
-	files := []*os.File{argsFile, seccompFile, statusW, svc.child, blockR}
+	files := make([]*os.File, sandbox.InheritedFDs) // files[i] is descriptor i+3
+	for fd, f := range map[int]*os.File{sandbox.ArgsFD: argsFile, sandbox.SeccompFD: seccompFile, sandbox.StatusFD: statusW, sandbox.ControlFD: svc.child, sandbox.BlockFD: blockR} {
+		files[fd-3] = f
+	}
 	stdio := [3]*os.File{os.Stdin, os.Stdout, os.Stderr}
 	if term != nil {
 		stdio = term.stdio()
 	}
 	cmd := &exec.Cmd{
 		Path:       bwrap,
-		Args:       append([]string{"bwrap", "--args", fmt.Sprint(sandbox.ArgsFD), "--block-fd", fmt.Sprint(blockFD), "--"}, plan.Command...),
+		Args:       append([]string{"bwrap", "--args", fmt.Sprint(sandbox.ArgsFD), "--block-fd", fmt.Sprint(sandbox.BlockFD), "--"}, plan.Command...),
 		Env:        []string{}, // nothing for /proc/1/environ to show
 		Stdin:      stdio[0],
 		Stdout:     stdio[1],
@@ -488,7 +510,7 @@ type homePart struct {
 // that are missing (created empty, so the session cannot write them), and
 // the directories only sandboxes see, and where Claude Code's own state is
 // bound from them.
-func homeParts(home string, plan *sandbox.Plan) []homePart {
+func homeParts(home string, made sandbox.Made) []homePart {
 	parts := []homePart{{path: filepath.Join(home, ".claude"), dir: true}, {path: filepath.Join(home, ".claude/ide"), dir: true}}
 	for _, rel := range sandbox.ClaudeReadOnly() {
 		part := homePart{path: filepath.Join(home, rel), dir: true}
@@ -497,7 +519,7 @@ func homeParts(home string, plan *sandbox.Plan) []homePart {
 		}
 		parts = append(parts, part)
 	}
-	for _, p := range plan.CommandFiles {
+	for _, p := range made.CommandFiles {
 		parts = append(parts, homePart{path: filepath.Dir(p), dir: true},
 			homePart{path: p, mode: 0o644, why: ", which the user's Claude settings name as a command, to hold it read-only"})
 	}
@@ -505,10 +527,10 @@ func homeParts(home string, plan *sandbox.Plan) []homePart {
 	for _, rel := range sandbox.ClaudeOwnState() {
 		parts = append(parts, homePart{path: filepath.Join(home, rel), dir: true})
 	}
-	for _, dir := range plan.OwnDirs {
+	for _, dir := range made.OwnDirs {
 		parts = append(parts, homePart{path: dir, dir: true, why: " (seen only by sandboxes)"})
 	}
-	for _, dir := range plan.MountPoints {
+	for _, dir := range made.MountPoints {
 		parts = append(parts, mountPoint(dir))
 	}
 	return parts
@@ -551,7 +573,7 @@ func cause(err error) error {
 
 // prepareHome creates the home's parts (homeParts) that are missing.
 func prepareHome(home string, plan *sandbox.Plan) error {
-	for _, part := range homeParts(home, plan) {
+	for _, part := range homeParts(home, plan.Made) {
 		if part.dir {
 			if err := os.MkdirAll(part.path, cmp.Or(part.mode, 0o700)); err != nil {
 				return fmt.Errorf("cannot create %s%s: %w", part.path, part.why, cause(err))
@@ -585,9 +607,9 @@ func mountPoint(dir string) homePart {
 
 // makeMountPoints makes the git store's mount points in the workspace that
 // are missing, and reports whether it made any.
-func makeMountPoints(plan *sandbox.Plan) (bool, error) {
+func makeMountPoints(dirs []string) (bool, error) {
 	made := false
-	for _, dir := range plan.MountPoints {
+	for _, dir := range dirs {
 		if _, err := os.Lstat(dir); err == nil {
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/egress"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
@@ -29,7 +30,7 @@ const DefaultUpstream = "https://api.anthropic.com"
 type services struct {
 	egress  *egress.Proxy     // nil in open mode
 	auth    *authproxy.Server // nil when the login is not proxied
-	authL   net.Listener      // open mode: the credential proxy's listener
+	authL   net.Listener      // open mode: the credential proxy's listener, which the launch owns
 	control *os.File          // the launcher's end of sandbox.ControlFD
 	child   *os.File          // the end bwrap passes to init
 	conn    *net.UnixConn     // control as a connection, once bwrap runs
@@ -37,12 +38,28 @@ type services struct {
 	refused *egress.Log       // where the warden's refusals are recorded
 }
 
-// newServices prepares what a plan needs. In open mode the credential proxy
-// listens now on the container's loopback (its address is part of the
-// plan); in allowlist mode the listeners arrive from init, as does the
-// warden's listener in both.
-func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
-	s := &services{}
+// listenCredentialProxy opens, in open mode, the credential proxy's
+// listener on the container's loopback, and settles its address in the
+// launch's facts before the plan is assembled. In allowlist mode the
+// proxy listens inside, at a fixed address (sandbox.Listener); a client
+// of the background service uses the service's (adoptGateway).
+func listenCredentialProxy(pr *Prepared) (net.Listener, error) {
+	if pr.Credential == nil || pr.SharedGateway || pr.Conf.NetworkMode() == sandbox.NetworkAllowlist {
+		return nil, nil
+	}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("the credential proxy cannot listen on loopback: %w", err)
+	}
+	pr.Launch.AuthAddr = l.Addr().String()
+	return l, nil
+}
+
+// newServices prepares what a plan needs: in open mode the credential
+// proxy serves authL; in allowlist mode the listeners arrive from init, as
+// does the warden's listener in both.
+func newServices(pr *Prepared, authL net.Listener, stderr io.Writer) (*services, error) {
+	s := &services{authL: authL}
 	if pr.Credential != nil && !pr.SharedGateway {
 		s.auth = &authproxy.Server{Upstream: pr.Upstream, Credential: pr.Credential, Placeholder: pr.Launch.AuthToken, TokenURL: authproxy.TokenURL,
 			Dial: pr.Via.Dialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)}
@@ -79,14 +96,6 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 		return nil, fmt.Errorf("socketpair: %w", err)
 	}
 	s.control, s.child = os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control-child")
-	if len(pr.Plan.Listen) == 0 && s.auth != nil {
-		l, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("the credential proxy cannot listen on loopback: %w", err)
-		}
-		s.authL = l
-		pr.Launch.AuthAddr = l.Addr().String()
-	}
 	return s, nil
 }
 
@@ -95,7 +104,7 @@ func newServices(pr *Prepared, stderr io.Writer) (*services, error) {
 // warden's listener, serves them, and only then lets init run Claude (as
 // the job of the launcher's pty when terminal is set). An error means
 // Claude must not start.
-func (s *services) start(listen []string, terminal bool) error {
+func (s *services) start(listen []sandbox.Listener, terminal bool) error {
 	if s.authL != nil {
 		go s.auth.Serve(s.authL)
 	}
@@ -106,22 +115,25 @@ func (s *services) start(listen []string, terminal bool) error {
 	}
 	conn := c.(*net.UnixConn)
 	s.conn = conn
-	for i, addr := range listen {
+	for _, want := range listen {
 		_, fd, err := receiveFD(conn)
 		if err != nil {
-			return fmt.Errorf("the sandbox did not hand over its %s socket: %w", addr, err)
+			return fmt.Errorf("the sandbox did not hand over its %s socket (%s): %w", want.Addr, want.Proxy, err)
 		}
 		f := os.NewFile(uintptr(fd), "listener")
 		l, err := net.FileListener(f)
 		f.Close()
 		if err != nil {
-			return fmt.Errorf("the sandbox's %s socket: %w", addr, err)
+			return fmt.Errorf("the sandbox's %s socket (%s): %w", want.Addr, want.Proxy, err)
 		}
-		switch i {
-		case 0:
+		switch want.Proxy {
+		case sandbox.EgressProxy:
 			go s.egress.Serve(l)
-		case 1:
+		case sandbox.CredentialProxy:
 			go s.auth.Serve(l)
+		default:
+			l.Close()
+			return fmt.Errorf("the plan has a listener for %q, which the launcher does not serve", want.Proxy)
 		}
 	}
 	if err := s.startWarden(conn); err != nil {
@@ -183,9 +195,6 @@ func (s *services) close() {
 		if f != nil {
 			f.Close()
 		}
-	}
-	if s.authL != nil {
-		s.authL.Close()
 	}
 }
 

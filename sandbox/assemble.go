@@ -25,7 +25,7 @@ func Build(c *Conf, s SessionEnv, l Launch) (*Plan, error) {
 // that learns a fact late (the credential proxy's port) assembles again at
 // no cost.
 func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
-	p := &Plan{Workspace: r.workspace, Namespaces: namespaces(c), CommandFiles: r.missing}
+	p := &Plan{Workspace: r.workspace, Namespaces: namespaces(c), Made: r.made}
 	p.Private = p.system(l)
 	p.gitStore(l, r)
 	p.Private = append(p.Private, p.home(c, s, l, r))
@@ -71,7 +71,6 @@ func (p *Plan) gitStore(l Launch, r *Resolved) {
 	p.GitStore = StateDir(l.Home, r.workspace, "git")
 	p.add(OpBind, p.GitStore, layout.InsideGitStore, RuleGitStore,
 		"the git directories of repositories made during the workspace's sessions: a .git made where the outside sees it is a link here, a path that exists only inside, so git outside finds no repository there (ADR 0034)")
-	p.OwnDirs = append(p.OwnDirs, p.GitStore)
 	p.InsideOnly = append(p.InsideOnly, layout.InsideGitStore)
 }
 
@@ -167,7 +166,6 @@ func (p *Plan) home(c *Conf, s SessionEnv, l Launch, r *Resolved) string {
 	for _, h := range claudeOwnState {
 		dir := StateDir(home, r.workspace, h.rel)
 		p.add(OpBind, dir, filepath.Join(home, h.rel), RuleClaudeOwnState, h.why+"; inside, the workspace's own directory, never the one a Claude Code outside reads (ADR 0027)")
-		p.OwnDirs = append(p.OwnDirs, dir)
 	}
 	p.add(OpTmpfs, "", filepath.Join(home, ".claude/ide"), RuleIDELocks, "the IDE extension's lock files hold the port and token of a websocket whose tools run outside the sandbox")
 	noForge := c.NoForge || s.NoForge
@@ -185,7 +183,6 @@ func (p *Plan) home(c *Conf, s SessionEnv, l Launch, r *Resolved) string {
 		dir := CacheDir(home, r.workspace, sc.Value)
 		p.add(OpBind, dir, filepath.Join(home, strings.TrimSuffix(sc.Value, "/")), RuleSandboxCache,
 			fmt.Sprintf("sandbox-cache = %s in %s:%d: the workspace's own directory, kept between its sessions, seen only inside (ADR 0013)", sc.Value, c.Source, sc.Line))
-		p.OwnDirs = append(p.OwnDirs, dir)
 	}
 	return home
 }
@@ -212,30 +209,19 @@ func (p *Plan) writable(c *Conf, r *Resolved) {
 		p.add(OpBind, w.path, w.path, RuleAllowWrite, why)
 	}
 	p.add(OpBind, r.workspace, r.workspace, RuleWorkspace, "the workspace, writable: "+r.workspaceWhy)
-	stores := map[string]string{} // the store's binds: where, from what
 	for _, m := range r.held {
-		if src, ok := stores[filepath.Dir(m.path)]; ok {
-			// Bound back on the store: bwrap makes its mount point in the
-			// store's directory, where a session could have left a link.
-			p.StorePoints = append(p.StorePoints, filepath.Join(src, filepath.Base(m.path)))
-		}
 		switch m.kind {
 		case pin:
 			p.add(OpBind, m.path, m.path, RulePin, m.why)
 		case readOnly:
 			p.add(OpRoBind, m.path, m.path, RuleProtected, m.why)
 		case storeBind:
-			stores[m.path] = m.source
 			p.add(OpBind, m.source, m.path, RuleGitStore, m.why)
-			p.OwnDirs = append(p.OwnDirs, m.source)
-			p.MountPoints = append(p.MountPoints, m.path)
 			p.InsideOnly = append(p.InsideOnly, m.path)
 		case storeCopy:
 			p.add(OpBind, m.source, m.path, RuleGitStore, m.why)
 			p.add(OpRoBind, m.source+launchCopy, layout.InsideRepoConfig, RuleGitStore,
 				"the repository's configuration as this launch read it, for verify: inside, the repository's own name leads to the sandbox's copy")
-			p.OwnDirs = append(p.OwnDirs, filepath.Dir(m.source))
-			p.Copies = append(p.Copies, FileCopy{From: m.path, To: m.source}, FileCopy{From: m.path, To: m.source + launchCopy})
 			p.CopyThrough = append(p.CopyThrough, CopyThrough{Dir: filepath.Dir(m.path), Name: filepath.Base(m.path), Store: m.source})
 		}
 	}

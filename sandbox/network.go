@@ -19,9 +19,22 @@ import (
 const (
 	EgressProxyAddr = "127.0.0.1:3128" // HTTP and CONNECT proxy, the only way out
 	AuthProxyAddr   = "127.0.0.1:3129" // the credential proxy, Claude's ANTHROPIC_BASE_URL
-	// ControlFD is init's line to the launcher: the listening sockets and
-	// the warden's listener travel out on it, the launcher's answer in.
-	ControlFD = 6
+)
+
+// A Listener is a loopback socket init opens in the sandbox's network
+// namespace and hands to the launcher over ControlFD, in the plan's
+// order; the launcher serves Proxy on it.
+type Listener struct {
+	Addr  string
+	Proxy Proxy
+}
+
+// Proxy is what the launcher serves on a Listener.
+type Proxy string
+
+const (
+	EgressProxy     Proxy = "egress proxy"
+	CredentialProxy Proxy = "credential proxy"
 )
 
 // credentialVars hold a login Claude Code would use. With the credential
@@ -110,7 +123,7 @@ func adminAllowlist(c *Conf) (*hostaddr.Allowlist, error) {
 // and the proxy environment to the plan, and returns what init must open
 // inside. env holds the variables passed from the caller by name; the
 // entries set here replace theirs.
-func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar, credentials bool) (listen []string) {
+func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar, credentials bool) (listen []Listener) {
 	if l.AuthToken != "" {
 		for _, v := range credentialVars {
 			delete(env, v)
@@ -145,9 +158,9 @@ func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar, credentials b
 	}
 	env["NODE_USE_ENV_PROXY"] = launcherVar("NODE_USE_ENV_PROXY", "1", "Node 24's fetch honours the proxy variables only when asked to")
 	env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = launcherVar("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1", "telemetry and error reports would only be refused and logged")
-	listen = []string{EgressProxyAddr}
+	listen = []Listener{{EgressProxyAddr, EgressProxy}}
 	if l.AuthToken != "" {
-		listen = append(listen, AuthProxyAddr)
+		listen = append(listen, Listener{AuthProxyAddr, CredentialProxy})
 	}
 	return listen
 }
@@ -184,10 +197,10 @@ const SocketHelperArg = "--socket-helper"
 
 // InitCommand is what bwrap runs: init opens the listeners, installs the
 // warden's filter, hands both out, and execs Claude.
-func InitCommand(listen, private, claude []string) []string {
+func InitCommand(listen []Listener, private, claude []string) []string {
 	cmd := []string{layout.InitPath, "init"}
-	for _, a := range listen {
-		cmd = append(cmd, "--listen", a)
+	for _, l := range listen {
+		cmd = append(cmd, "--listen", l.Addr)
 	}
 	for _, d := range private {
 		cmd = append(cmd, "--private", d)

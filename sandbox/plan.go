@@ -24,10 +24,8 @@ type Plan struct {
 
 	Command []string // what bwrap runs, after "--" on its command line: init, then Claude
 	Claude  []string // the command init execs
-	// OwnDirs are the directories outside that only sandboxes see (Claude
-	// Code's own state, the sandbox caches), which the launcher creates if
-	// missing.
-	OwnDirs []string
+	// Made is what the launcher makes outside before bwrap starts.
+	Made
 	// GitStore is the workspace's git store outside (ADR 0034): a ".git"
 	// the session makes where the outside sees it is made there, and the
 	// name becomes a link to the store's path inside.
@@ -36,29 +34,14 @@ type Plan struct {
 	// the sandbox makes directly in them no program outside finds, so the
 	// warden holds no outside name or named directory's rule there.
 	InsideOnly []string
-	// MountPoints are the directories in the workspace the store is bound
-	// on (a repository's worktrees/ and modules/, .claude/worktrees/),
-	// which the launcher makes when missing.
-	MountPoints []string
-	// StorePoints are the mount points, in the git store's directories,
-	// of what is bound back on the store: the launcher makes each a plain
-	// directory, removing whatever a session left there, so that no bind
-	// follows a link.
-	StorePoints []string
-	// Copies are files the launcher copies into the git store before the
-	// launch (the repository's configuration), and CopyThrough the names
-	// such a copy is bound on, which the sandbox may write, a new version
-	// renamed over it copied in (ADR 0034).
-	Copies      []FileCopy
+	// CopyThrough are the names a copy in the git store is bound on, which
+	// the sandbox may write, a new version renamed over it copied in (ADR
+	// 0034).
 	CopyThrough []CopyThrough
-	// CommandFiles are the files under ~/.claude that the user's settings
-	// name as commands and that are missing: the launcher creates them
-	// empty so they can be bound read-only.
-	CommandFiles []string
-	// Listen are the loopback addresses init opens inside the sandbox's
-	// network namespace and hands to the launcher: the egress proxy, then
-	// the credential proxy. Empty in open mode.
-	Listen []string
+	// Listen are the sockets init opens inside the sandbox's network
+	// namespace for the launcher's proxies: the egress proxy, then the
+	// credential proxy. Empty in open mode.
+	Listen []Listener
 	Egress *hostaddr.Allowlist // what the egress proxy lets through; nil in open mode
 	// NameRules are names the sandbox may not create or write in a
 	// directory, because a program outside would obey a file of that name
@@ -74,6 +57,32 @@ type Plan struct {
 	// Private are the sandbox's own file systems, where they may be.
 	OutsideNames []OutsideName
 	Private      []string
+}
+
+// Made is what a launch makes outside before bwrap starts, for the mounts
+// to find it: Resolve settles it, so that the launch checks it can be
+// made before anything changes, and the plan carries it as it is.
+type Made struct {
+	// OwnDirs are the directories outside that only sandboxes see (Claude
+	// Code's own state, the sandbox caches, the git store), made if
+	// missing.
+	OwnDirs []string
+	// MountPoints are the directories in the workspace the store is bound
+	// on (a repository's worktrees/ and modules/, .claude/worktrees/),
+	// made when missing.
+	MountPoints []string
+	// StorePoints are the mount points, in the git store's directories,
+	// of what is bound back on the store: each is made a plain directory,
+	// whatever a session left there removed, so that no bind follows a
+	// link.
+	StorePoints []string
+	// Copies are files copied into the git store (the repository's
+	// configuration) at each launch.
+	Copies []FileCopy
+	// CommandFiles are the files under ~/.claude that the user's settings
+	// name as commands and that are missing: made empty so they can be
+	// bound read-only.
+	CommandFiles []string
 }
 
 // A FileCopy is a file the launcher copies before a launch.

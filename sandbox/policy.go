@@ -269,11 +269,18 @@ type PathRule struct {
 	Why  string
 }
 
-// File descriptors the launcher hands to bwrap, in this order.
+// The file descriptors bwrap inherits from the launcher, numbered from 3
+// in this order (the launcher passes them as exec.Cmd's ExtraFiles).
 const (
-	ArgsFD    = 3
-	SeccompFD = 4
-	StatusFD  = 5
+	ArgsFD    = 3 + iota // bwrap's --args: the plan's options, NUL-separated
+	SeccompFD            // bwrap's --seccomp: the sandbox's syscall filter
+	StatusFD             // bwrap's --json-status-fd: the sandbox's first process
+	// ControlFD is init's line to the launcher: the listening sockets and
+	// the warden's listener travel out on it, the launcher's answer in.
+	ControlFD
+	BlockFD // bwrap's --block-fd: the launcher's go-ahead, once it confined the sandbox
+	// InheritedFDs is how many descriptors bwrap inherits besides stdio.
+	InheritedFDs = iota
 )
 
 // ClaudeCommand is the real binary at path with the caller's arguments:

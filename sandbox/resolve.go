@@ -26,7 +26,14 @@ type Resolved struct {
 	pathRules    []PathRule
 	credentials  bool                // Claude Code's login file exists, and the launch covers it
 	egress       *hostaddr.Allowlist // in allowlist mode
+	made         Made                // what the launch makes outside for the mounts
 }
+
+// Made is what the launch makes outside before bwrap starts.
+func (r *Resolved) Made() Made { return r.made }
+
+// Workspace is the sandbox's writable root.
+func (r *Resolved) Workspace() string { return r.workspace }
 
 // A write is an allow-write or allow-write-executable line and the path it
 // binds.
@@ -63,7 +70,42 @@ func Resolve(c *Conf, s SessionEnv, l Launch) (*Resolved, error) {
 		r.egress, err = EgressPolicy(c, l.Environ, l.AuthToken != "")
 		refused.add(err)
 	}
+	r.made = r.outsideParts(c, l.Home)
 	return r, refused.err()
+}
+
+// outsideParts are what the mounts of the plan need outside: the
+// directories only sandboxes see, in the order the plan binds them (the
+// git store, Claude Code's own state, the sandbox caches, the store's
+// parts bound on the workspace repository), the store's mount points in
+// the workspace and in the store, its copies, and the missing command
+// files.
+func (r *Resolved) outsideParts(c *Conf, home string) Made {
+	m := Made{OwnDirs: []string{StateDir(home, r.workspace, "git")}, CommandFiles: r.missing}
+	for _, h := range claudeOwnState {
+		m.OwnDirs = append(m.OwnDirs, StateDir(home, r.workspace, h.rel))
+	}
+	for _, sc := range c.SandboxCache {
+		m.OwnDirs = append(m.OwnDirs, CacheDir(home, r.workspace, sc.Value))
+	}
+	stores := map[string]string{} // the store's binds: where, from what
+	for _, h := range r.held {
+		if src, ok := stores[filepath.Dir(h.path)]; ok {
+			// Bound back on the store: bwrap makes its mount point in the
+			// store's directory, where a session could have left a link.
+			m.StorePoints = append(m.StorePoints, filepath.Join(src, filepath.Base(h.path)))
+		}
+		switch h.kind {
+		case storeBind:
+			stores[h.path] = h.source
+			m.OwnDirs = append(m.OwnDirs, h.source)
+			m.MountPoints = append(m.MountPoints, h.path)
+		case storeCopy:
+			m.OwnDirs = append(m.OwnDirs, filepath.Dir(h.source))
+			m.Copies = append(m.Copies, FileCopy{From: h.path, To: h.source}, FileCopy{From: h.path, To: h.source + launchCopy})
+		}
+	}
+	return m
 }
 
 // Refusals are every reason a launch is refused, in the order found.
