@@ -178,8 +178,7 @@ func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
 		} else if _, err := os.Stat(p.Conf); err != nil {
 			findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: p.Conf + " is absent: the defaults apply"})
 		} else {
-			findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: fmt.Sprintf("%s parses (%d allow-write, %d allow-write-executable, %d sandbox-cache, %d pass-env, %d protect, %d share-home, %d append-path, no-forge=%v)",
-				p.Conf, len(c.AllowWrite), len(c.AllowWriteExecutable), len(c.SandboxCache), len(c.PassEnv), len(c.Protect), len(c.ShareHome), len(c.AppendPath), c.NoForge)})
+			findings = append(findings, doctor.Finding{OK: true, Name: "conf", Detail: fmt.Sprintf("%s parses (%s)", p.Conf, c.Summary())})
 		}
 		if c != nil {
 			findings = append(findings, doctor.Allowlist(c))

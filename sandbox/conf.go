@@ -123,7 +123,7 @@ func (c *Conf) set(k ConfKey, value string, line int) error {
 	if err := k.Check(value); err != nil {
 		return err
 	}
-	k.store(c, value, line)
+	k.put(c, value, line)
 	return nil
 }
 

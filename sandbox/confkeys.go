@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -44,8 +45,15 @@ type ConfKey struct {
 	// Why a retired key is refused, and the line to write Instead.
 	Why, Instead string
 
-	check func(value string) error           // refuses a bad value; nil: any value
-	store func(c *Conf, value string, n int) // puts a checked value of line n into c
+	check func(value string) error // refuses a bad value; nil: any value
+	// Where the value goes in a Conf: one of lines (a repeatable key),
+	// value (a single one, and line where its line number goes, when the
+	// policy names it) or flag. The parser puts values there and doctor
+	// reads them back.
+	lines func(*Conf) *[]Line
+	value func(*Conf) *string
+	line  func(*Conf) *int
+	flag  func(*Conf) *bool
 }
 
 // confKeys is the conf's schema. The conf parser, the install and promote
@@ -54,81 +62,81 @@ type ConfKey struct {
 // install.sh and docs/configuration.md in step with it. The order is the
 // order the installer stamps lines in.
 //
-// A new key is an entry here and the Conf field its store fills, which the
-// policy reads; its row in docs/configuration.md; and, with a feature
-// option, the option in devcontainer-feature.json (then `mage
+// A new key is an entry here and the Conf field it puts its value in,
+// which the policy reads; its row in docs/configuration.md; and, with a
+// feature option, the option in devcontainer-feature.json (then `mage
 // feature:sync`) and its line in install.sh. The tests name the key when
 // one of those is missing.
 var confKeys = []ConfKey{
 	{
 		Name: "workspace-root", Kind: KeySingle, Arg: "PATH", check: checkAbs,
-		store: func(c *Conf, v string, n int) { c.WorkspaceRoot, c.workspaceLine = v, n },
+		value: func(c *Conf) *string { return &c.WorkspaceRoot }, line: func(c *Conf) *int { return &c.workspaceLine },
 	},
 	{
 		Name: "allow-write", Kind: KeyRepeatable, Arg: "PATH", check: checkAbs,
-		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowWrite }),
+		lines:   func(c *Conf) *[]Line { return &c.AllowWrite },
 		Feature: "allowWrite", FeatureHelp: "Comma-separated absolute paths the sandbox may write besides the workspace (conf allow-write), e.g. /srv/data. Paths whose contents run outside later (anything in a home, /opt, /var/cache, a repository or a virtualenv) are refused: see sandboxCache and allowWriteExecutable.",
 	},
 	{
 		Name: "allow-write-executable", Kind: KeyRepeatable, Arg: "PATH", check: checkAbs,
 		Help:    ": writable although what it holds runs outside the sandbox",
-		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowWriteExecutable }),
+		lines:   func(c *Conf) *[]Line { return &c.AllowWriteExecutable },
 		Feature: "allowWriteExecutable", FeatureHelp: "Comma-separated absolute paths the sandbox may write although what it writes there runs outside the sandbox later (conf allow-write-executable), e.g. /home/vscode/go/pkg/mod: the admin accepts that risk. Shells' rc files, .ssh, .config, .local/bin and .claude stay refused.",
 	},
 	{
 		Name: "sandbox-cache", Kind: KeyRepeatable, Arg: "RELPATH", check: checkCache,
 		Help:    ": a home directory kept between sessions, only the sandbox's",
-		store:   intoLines(func(c *Conf) *[]Line { return &c.SandboxCache }),
+		lines:   func(c *Conf) *[]Line { return &c.SandboxCache },
 		Feature: "sandboxCache", FeatureHelp: "Comma-separated home-relative directories that keep their contents between sessions of a workspace, in a directory only the sandbox uses (conf sandbox-cache), e.g. go/pkg/mod,.cache/go-build,.npm,.cargo/registry,.cache/pip.",
 	},
 	{
 		Name: "pass-env", Kind: KeyRepeatable, Arg: "NAME", check: checkPassEnv,
-		store:   intoLines(func(c *Conf) *[]Line { return &c.PassEnv }),
+		lines:   func(c *Conf) *[]Line { return &c.PassEnv },
 		Feature: "passEnv", FeatureHelp: "Comma-separated names of extra environment variables passed into the sandbox (conf pass-env). Names that change what runs (LD_*, NODE_OPTIONS, ...) are refused.",
 	},
 	{
 		Name: "protect", Kind: KeyRepeatable, Arg: "RELPATH", check: checkRel,
-		store:   intoLines(func(c *Conf) *[]Line { return &c.Protect }),
+		lines:   func(c *Conf) *[]Line { return &c.Protect },
 		Feature: "protect", FeatureHelp: "Comma-separated workspace-relative paths kept read-only inside, on top of the defaults (.git/hooks, .git/config, .devcontainer, .vscode, ...). A trailing / marks a directory.",
 	},
 	{
 		Name: "share-home", Kind: KeyRepeatable, Arg: "RELPATH", check: checkRel,
-		store: intoLines(func(c *Conf) *[]Line { return &c.ShareHome }),
+		lines: func(c *Conf) *[]Line { return &c.ShareHome },
 	},
 	{
 		Name: "append-path", Kind: KeyRepeatable, Arg: "DIR", check: checkAppendPath,
-		store: intoLines(func(c *Conf) *[]Line { return &c.AppendPath }),
+		lines: func(c *Conf) *[]Line { return &c.AppendPath },
 	},
 	{
 		Name: "no-forge", Kind: KeyFlag,
-		store:   func(c *Conf, _ string, _ int) { c.NoForge = true },
+		flag:    func(c *Conf) *bool { return &c.NoForge },
 		Feature: "noForge", FeatureHelp: "Never let forge tokens (GH_TOKEN, GITLAB_TOKEN, ...) or gh/glab config into the sandbox, even if passEnv names them.",
 	},
 	{
 		// ADR 0011 gives the measurements behind the default.
 		Name: "network", Kind: KeySingle, Arg: "MODE", Values: []string{NetworkOpen, NetworkAllowlist}, Default: NetworkAllowlist,
-		store:   intoValue(func(c *Conf) *string { return &c.Network }),
+		value:   func(c *Conf) *string { return &c.Network },
 		Feature: "network", FeatureHelp: "allowlist: the sandbox gets its own network namespace and reaches out only through a proxy outside it that lets through the domains in allowDomain (and Claude Code's own connection to Anthropic). open: the sandbox uses the container's network as it is (conf network).",
 	},
 	{
 		Name: "allow-domain", Kind: KeyRepeatable, Arg: "HOST[:PORT]", check: quoted(hostaddr.ParseDomain),
-		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowDomain }),
+		lines:   func(c *Conf) *[]Line { return &c.AllowDomain },
 		Feature: "allowDomain", FeatureHelp: "Comma-separated HOST or HOST:PORT the allowlist proxy lets through (conf allow-domain), such as the package registries the team needs: registry.npmjs.org,proxy.golang.org,github.com. *.example.com is any subdomain of example.com, not example.com itself; without a port, HTTPS and plain http:// requests, but no tunnel to port 80 (HOST:80 opens one).",
 	},
 	{
 		Name: "allow-preset", Kind: KeyRepeatable, Arg: "NAME[,NAME...]", check: checkPresets,
 		Help:    ": the hosts one ecosystem's client reads packages from (" + strings.Join(hostaddr.PresetNames(), ", ") + ")",
-		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowPreset }),
+		lines:   func(c *Conf) *[]Line { return &c.AllowPreset },
 		Feature: "allowPreset", FeatureHelp: "Comma-separated presets the allowlist proxy lets through (conf allow-preset), each the hosts one ecosystem's standard client reads packages from: " + strings.Join(hostaddr.PresetNames(), ", ") + ". docs/network.md lists each preset's hosts.",
 	},
 	{
 		Name: "allow-ip", Kind: KeyRepeatable, Arg: "IP|CIDR", check: quoted(hostaddr.ParseIP),
-		store:   intoLines(func(c *Conf) *[]Line { return &c.AllowIP }),
+		lines:   func(c *Conf) *[]Line { return &c.AllowIP },
 		Feature: "allowIp", FeatureHelp: "Comma-separated IPs or CIDRs the allowlist proxy may reach although they are loopback, private, link-local or cloud metadata, and that may be named as IP literals (conf allow-ip).",
 	},
 	{
 		Name: "credentials", Kind: KeySingle, Arg: "MODE", Values: []string{CredentialsProxy, CredentialsInside}, Default: CredentialsProxy,
-		store:   intoValue(func(c *Conf) *string { return &c.Credentials }),
+		value:   func(c *Conf) *string { return &c.Credentials },
 		Feature: "credentials", FeatureHelp: "proxy: Claude Code's login stays outside the sandbox and a proxy outside adds it to API requests. inside: the login enters the sandbox, as Bedrock, Vertex or an apiKeyHelper need (conf credentials).",
 	},
 	{Name: "egress-jail", Kind: KeyRetired, Why: "is the predecessor's key", Instead: "network = allowlist"},
@@ -184,15 +192,43 @@ func (k ConfKey) Check(value string) error {
 	return nil
 }
 
-func intoLines(field func(*Conf) *[]Line) func(*Conf, string, int) {
-	return func(c *Conf, v string, n int) {
-		f := field(c)
-		*f = append(*f, Line{v, n})
+// put puts a checked value of line n into c.
+func (k ConfKey) put(c *Conf, v string, n int) {
+	switch {
+	case k.lines != nil:
+		l := k.lines(c)
+		*l = append(*l, Line{v, n})
+	case k.value != nil:
+		*k.value(c) = v
+		if k.line != nil {
+			*k.line(c) = n
+		}
+	case k.flag != nil:
+		*k.flag(c) = true
 	}
 }
 
-func intoValue(field func(*Conf) *string) func(*Conf, string, int) {
-	return func(c *Conf, v string, _ int) { *field(c) = v }
+// stores says whether the key has somewhere to put its value.
+func (k ConfKey) stores() bool { return k.lines != nil || k.value != nil || k.flag != nil }
+
+// Summary is what the conf sets, key by key in the schema's order, for
+// doctor: a repeatable key's number of lines, a single key's value (its
+// default when it has no line), a flag's state.
+func (c *Conf) Summary() string {
+	var parts []string
+	for _, k := range confKeys {
+		switch {
+		case k.lines != nil:
+			parts = append(parts, fmt.Sprintf("%d %s", len(*k.lines(c)), k.Name))
+		case k.flag != nil:
+			parts = append(parts, fmt.Sprintf("%s=%v", k.Name, *k.flag(c)))
+		case k.value != nil && (*k.value(c) != "" || k.Default != ""):
+			parts = append(parts, k.Name+"="+cmp.Or(*k.value(c), k.Default))
+		case k.value != nil:
+			parts = append(parts, k.Name+" unset")
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // quoted checks a value with one of the proxy's parsers, naming the value.

@@ -83,12 +83,12 @@ func checkKeyRow(t *testing.T, k ConfKey, value, repeatable, meaning string) {
 func TestConfKeysAreWhole(t *testing.T) {
 	for _, k := range confKeys {
 		if k.Kind == KeyRetired {
-			if k.Why == "" || k.Instead == "" || k.store != nil {
+			if k.Why == "" || k.Instead == "" || k.stores() {
 				t.Errorf("%s: a retired key says why and what to write instead, and stores nothing", k.Name)
 			}
 			continue
 		}
-		if k.store == nil {
+		if !k.stores() {
 			t.Errorf("%s: stores its value nowhere", k.Name)
 		}
 		if k.Default != "" && (k.Kind != KeySingle || len(k.Values) > 0 && !slices.Contains(k.Values, k.Default)) {
