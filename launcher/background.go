@@ -194,7 +194,7 @@ func startBackground(pr *Prepared, r role, environ []string, stderr io.Writer) (
 }
 
 func (b *bgLaunch) close() {
-	if b.running != nil {
+	if b != nil && b.running != nil {
 		b.running.Close()
 	}
 }

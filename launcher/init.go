@@ -51,15 +51,9 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 	// The warden's filter belongs to this thread: install it and exec from
 	// the same one.
 	runtime.LockOSThread()
-	f := os.NewFile(sandbox.ControlFD, "control")
-	c, err := net.FileConn(f)
-	f.Close()
+	conn, err := controlConn()
 	if err != nil {
-		return fail("descriptor %d is not the launcher's socket: %v", sandbox.ControlFD, err)
-	}
-	conn, ok := c.(*net.UnixConn)
-	if !ok {
-		return fail("descriptor %d is not a unix socket", sandbox.ControlFD)
+		return fail("%v", err)
 	}
 	defer conn.Close()
 	for _, addr := range listen {
@@ -67,13 +61,9 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 	}
-	devs := make([]string, 0, len(private))
-	for _, dir := range private {
-		var st unix.Stat_t
-		if err := unix.Stat(dir, &st); err != nil {
-			return fail("cannot look at %s: %v", dir, err)
-		}
-		devs = append(devs, strconv.FormatUint(st.Dev, 10))
+	devs, err := devices(private)
+	if err != nil {
+		return fail("%v", err)
 	}
 	// Landlock keeps the sandbox to the abstract unix sockets it makes
 	// itself, where the kernel can; elsewhere the warden refuses abstract
@@ -248,42 +238,9 @@ func runJob(conn *net.UnixConn, command []string, fail func(string, ...any) int)
 	if err != nil {
 		return fail("cannot run %s: %v", command[0], err)
 	}
-	asked := make(chan string)
-	go func() {
-		defer close(asked)
-		buf := make([]byte, 64)
-		for {
-			n, err := conn.Read(buf)
-			if err != nil || n == 0 {
-				return
-			}
-			asked <- string(buf[:n])
-		}
-	}()
+	asked := readAsked(conn)
 	say := func(msg string) { _, _ = conn.Write([]byte(msg)) }
-	// report tells the launcher what happened to the job since it last
-	// looked; it returns the job's status once the job has ended.
-	report := func() (int, bool) {
-		for {
-			var ws unix.WaitStatus
-			got, err := unix.Wait4(pid, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
-			if err == unix.EINTR {
-				continue
-			}
-			switch {
-			case err != nil || got != pid:
-				return 0, false
-			case ws.Stopped():
-				say(fmt.Sprintf("%s %d", msgStopped, ws.StopSignal()))
-			case ws.Exited():
-				say(msgExited)
-				return ws.ExitStatus(), true
-			case ws.Signaled():
-				say(msgExited)
-				return 128 + int(ws.Signal()), true
-			}
-		}
-	}
+	report := func() (int, bool) { return reportJob(pid, say) }
 	for {
 		select {
 		case <-changed:
@@ -308,6 +265,78 @@ func runJob(conn *net.UnixConn, command []string, fail func(string, ...any) int)
 			say(msgDone)
 		}
 	}
+}
+
+// readAsked passes on what the launcher asks of the job, until it is gone.
+func readAsked(conn *net.UnixConn) <-chan string {
+	asked := make(chan string)
+	go func() {
+		defer close(asked)
+		buf := make([]byte, 64)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil || n == 0 {
+				return
+			}
+			asked <- string(buf[:n])
+		}
+	}()
+	return asked
+}
+
+// reportJob tells the launcher, through say, what happened to the job pid
+// since it last looked; it returns the job's status once the job has
+// ended.
+func reportJob(pid int, say func(string)) (int, bool) {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(pid, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		switch {
+		case err != nil || got != pid:
+			return 0, false
+		case ws.Stopped():
+			say(fmt.Sprintf("%s %d", msgStopped, ws.StopSignal()))
+		case ws.Exited():
+			say(msgExited)
+			return ws.ExitStatus(), true
+		case ws.Signaled():
+			say(msgExited)
+			return 128 + int(ws.Signal()), true
+		}
+	}
+}
+
+// controlConn is init's end of the launcher's control socket.
+func controlConn() (*net.UnixConn, error) {
+	f := os.NewFile(sandbox.ControlFD, "control")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("descriptor %d is not the launcher's socket: %v", sandbox.ControlFD, err)
+	}
+	conn, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("descriptor %d is not a unix socket", sandbox.ControlFD)
+	}
+	return conn, nil
+}
+
+// devices are the device numbers of the sandbox's own file systems, as the
+// warden's message gives them.
+func devices(private []string) ([]string, error) {
+	devs := make([]string, 0, len(private))
+	for _, dir := range private {
+		var st unix.Stat_t
+		if err := unix.Stat(dir, &st); err != nil {
+			return nil, fmt.Errorf("cannot look at %s: %v", dir, err)
+		}
+		devs = append(devs, strconv.FormatUint(st.Dev, 10))
+	}
+	return devs, nil
 }
 
 // handOver listens on addr and sends the listening socket to the launcher.

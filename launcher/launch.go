@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -124,28 +125,39 @@ func settle(p host.Paths, args, environ []string) (*Prepared, error) {
 		return nil, err
 	}
 	pr := &Prepared{Bwrap: bwrap, Conf: c, Session: s, Launch: l}
-	if c.CredentialMode() == sandbox.CredentialsProxy {
-		if pr.Credential, err = authproxy.Find(environ, l.Home); err != nil {
-			return nil, err
-		}
-	}
-	if pr.Credential != nil {
-		if pr.Upstream, err = upstream(environ); err != nil {
-			return nil, err
-		}
-		pr.Launch.AuthToken = authproxy.NewPlaceholder()
-		// The real port is chosen when the launch listens (open mode).
-		pr.Launch.AuthAddr = "127.0.0.1:0"
-	}
-	if pr.Credential != nil || c.NetworkMode() == sandbox.NetworkAllowlist {
-		if pr.Via, err = envproxy.FromEnviron(environ); err != nil {
-			return nil, err
-		}
+	if err := pr.settleProxies(environ); err != nil {
+		return nil, err
 	}
 	if pr.Resolved, err = sandbox.Resolve(c, s, pr.Launch); err != nil {
 		return nil, err
 	}
 	return pr, nil
+}
+
+// settleProxies finds the login the credential proxy keeps outside, where
+// it sends it, and the launching environment's proxy the launcher's
+// proxies go through.
+func (pr *Prepared) settleProxies(environ []string) error {
+	var err error
+	if pr.Conf.CredentialMode() == sandbox.CredentialsProxy {
+		if pr.Credential, err = authproxy.Find(environ, pr.Launch.Home); err != nil {
+			return err
+		}
+	}
+	if pr.Credential != nil {
+		if pr.Upstream, err = upstream(environ); err != nil {
+			return err
+		}
+		pr.Launch.AuthToken = authproxy.NewPlaceholder()
+		// The real port is chosen when the launch listens (open mode).
+		pr.Launch.AuthAddr = "127.0.0.1:0"
+	}
+	if pr.Credential != nil || pr.Conf.NetworkMode() == sandbox.NetworkAllowlist {
+		if pr.Via, err = envproxy.FromEnviron(environ); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Checked is a launch that passed every check made before anything
@@ -188,37 +200,16 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 		return 0, err
 	}
 	pr, budget := c.Prepared, c.budget
-	if made, err := makeMountPoints(pr.Resolved.Made().MountPoints); err != nil {
+	if err := pr.makeMountPoints(); err != nil {
 		return 0, err
-	} else if made {
-		// The plan reads the workspace as bwrap will find it: the new
-		// directories on the way are pinned as any others, and verify,
-		// planning again inside, finds the same.
-		if pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.Launch); err != nil {
-			return 0, err
-		}
 	}
-	// What the plan holds that only a running service or listener tells:
-	// the background role and its gateway, the credential proxy's port.
-	var bg *bgLaunch
-	if r != plainLaunch {
-		if bg, err = startBackground(pr, r, environ, stderr); err != nil {
-			return 0, err
-		}
-		defer bg.close()
-	}
-	authL, err := listenCredentialProxy(pr)
+	bg, authL, err := pr.assemble(r, environ, stderr)
 	if err != nil {
 		return 0, err
 	}
+	defer bg.close()
 	if authL != nil {
 		defer authL.Close()
-	}
-	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
-	if bg != nil {
-		if err := bg.dirs.hiddenInside(pr.Plan); err != nil {
-			return 0, err
-		}
 	}
 	// Made while the launch goes on, and waited for before bwrap starts.
 	reserved := make(chan struct{})
@@ -257,6 +248,36 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 	return code, err
 }
 
+// assemble settles what the plan holds that only a running service or
+// listener tells (the background role and its gateway, the credential
+// proxy's port), then assembles the launch's one plan. The launch owns
+// what it returns: the background launch (nil for a plain one) and the
+// credential proxy's listener (nil but in open mode).
+func (pr *Prepared) assemble(r role, environ []string, stderr io.Writer) (bg *bgLaunch, authL net.Listener, err error) {
+	defer func() {
+		if err != nil {
+			bg.close()
+			if authL != nil {
+				authL.Close()
+			}
+			bg, authL = nil, nil
+		}
+	}()
+	if r != plainLaunch {
+		if bg, err = startBackground(pr, r, environ, stderr); err != nil {
+			return nil, nil, err
+		}
+	}
+	if authL, err = listenCredentialProxy(pr); err != nil {
+		return bg, nil, err
+	}
+	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
+	if bg != nil {
+		err = bg.dirs.hiddenInside(pr.Plan)
+	}
+	return bg, authL, err
+}
+
 // supervise starts bwrap with an empty environment and its inputs on file
 // descriptors, confines the sandbox to its budget before anything runs in
 // it, waits for it, and returns Claude's exit status. With term, the
@@ -268,31 +289,11 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 	// locks a thread and exits (the warden's workers) can take it down.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	argsFile, err := memfd("claude-sandbox-args", []byte(strings.Join(plan.BwrapArgs(), "\x00")+"\x00"))
+	in, err := newBwrapInputs(plan, svc.child)
 	if err != nil {
 		return 0, err
 	}
-	defer argsFile.Close()
-	seccompFile, err := memfd("claude-sandbox-seccomp", sandbox.SeccompProgram())
-	if err != nil {
-		return 0, err
-	}
-	defer seccompFile.Close()
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		return 0, err
-	}
-	defer statusR.Close()
-	blockR, blockW, err := os.Pipe()
-	if err != nil {
-		statusW.Close()
-		return 0, err
-	}
-	defer blockW.Close()
-	files := make([]*os.File, sandbox.InheritedFDs) // files[i] is descriptor i+3
-	for fd, f := range map[int]*os.File{sandbox.ArgsFD: argsFile, sandbox.SeccompFD: seccompFile, sandbox.StatusFD: statusW, sandbox.ControlFD: svc.child, sandbox.BlockFD: blockR} {
-		files[fd-3] = f
-	}
+	defer in.close()
 	stdio := [3]*os.File{os.Stdin, os.Stdout, os.Stderr}
 	if term != nil {
 		stdio = term.stdio()
@@ -304,7 +305,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 		Stdin:      stdio[0],
 		Stdout:     stdio[1],
 		Stderr:     stdio[2],
-		ExtraFiles: files,
+		ExtraFiles: in.files,
 	}
 	cmd.SysProcAttr = sandbox.PrivateMounts()
 	j := &job{term: term, own: term != nil || hasControllingTerminal()}
@@ -322,8 +323,7 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 	j.notify()
 	defer signal.Stop(j.sigs)
 	err = withUserCeiling(b.userCeiling, cmd.Start)
-	statusW.Close()
-	blockR.Close()
+	in.closeChildEnds()
 	if err != nil {
 		return 0, fmt.Errorf("the sandbox could not be set up: %s cannot start in a mount namespace of its own (%w). %s", bwrap, err, doctor.Diagnose())
 	}
@@ -334,24 +334,10 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 		// left, then the user's terminal modes.
 		defer term.finish()
 	}
-	status := newStatusReader(statusR)
-	if pid, ok := status.childPID(); ok {
-		if err := confine(pid, b); err != nil {
-			// Nothing has run inside: end it before it can.
-			gone := ended(pid, err)
-			_ = unix.Kill(pid, unix.SIGKILL)
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			if gone {
-				return 0, fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
-			}
-			return 0, err
-		}
-		if _, err := blockW.Write([]byte{'y'}); err != nil {
-			return 0, fmt.Errorf("cannot let the sandbox start: %w", err)
-		}
+	status := newStatusReader(in.statusR)
+	if err := release(cmd, status, in.blockW, b); err != nil {
+		return 0, err
 	}
-	blockW.Close()
 	if err := svc.start(plan.Listen, term != nil); err != nil {
 		// init waits for the launcher's answer before it runs Claude:
 		// without it, it ends the sandbox itself.
@@ -370,6 +356,97 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 			fmt.Fprintf(stderr, "claude-sandbox: %v; keys typed will not reach Claude\n", err)
 		}
 	}
+	return j.wait(cmd, status, reports)
+}
+
+// bwrapInputs are the descriptors bwrap inherits, and the launcher's ends
+// of the status and block pipes.
+type bwrapInputs struct {
+	files           []*os.File // files[i] is descriptor i+3 in bwrap
+	statusR, blockW *os.File
+}
+
+// newBwrapInputs makes bwrap's inputs for plan: its options and the
+// seccomp filter in memory files, the status and block pipes, and init's
+// end of the control socket.
+func newBwrapInputs(plan *sandbox.Plan, control *os.File) (*bwrapInputs, error) {
+	in := &bwrapInputs{files: make([]*os.File, sandbox.InheritedFDs)}
+	put := func(fd int, f *os.File) { in.files[fd-3] = f }
+	put(sandbox.ControlFD, control)
+	args, err := memfd("claude-sandbox-args", []byte(strings.Join(plan.BwrapArgs(), "\x00")+"\x00"))
+	if err != nil {
+		return nil, err
+	}
+	put(sandbox.ArgsFD, args)
+	filter, err := memfd("claude-sandbox-seccomp", sandbox.SeccompProgram())
+	if err != nil {
+		in.close()
+		return nil, err
+	}
+	put(sandbox.SeccompFD, filter)
+	var statusW, blockR *os.File
+	if in.statusR, statusW, err = os.Pipe(); err == nil {
+		put(sandbox.StatusFD, statusW)
+		if blockR, in.blockW, err = os.Pipe(); err == nil {
+			put(sandbox.BlockFD, blockR)
+		}
+	}
+	if err != nil {
+		in.closeChildEnds()
+		in.close()
+		return nil, err
+	}
+	return in, nil
+}
+
+// closeChildEnds closes the pipes' ends only bwrap keeps, once it started.
+func (in *bwrapInputs) closeChildEnds() {
+	for _, fd := range []int{sandbox.StatusFD, sandbox.BlockFD} {
+		if f := in.files[fd-3]; f != nil {
+			f.Close()
+		}
+	}
+}
+
+// close closes the launcher's descriptors; the control socket is the
+// services'.
+func (in *bwrapInputs) close() {
+	for _, f := range []*os.File{in.files[sandbox.ArgsFD-3], in.files[sandbox.SeccompFD-3], in.statusR, in.blockW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// release confines the sandbox's first process to its budget, then lets
+// it start: nothing has run inside before. When bwrap made no process, the
+// launch goes on to find out why.
+func release(cmd *exec.Cmd, status *statusReader, blockW *os.File, b budget) error {
+	defer blockW.Close()
+	pid, ok := status.childPID()
+	if !ok {
+		return nil
+	}
+	if err := confine(pid, b); err != nil {
+		// Nothing has run inside: end it before it can.
+		gone := ended(pid, err)
+		_ = unix.Kill(pid, unix.SIGKILL)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if gone {
+			return fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
+		}
+		return err
+	}
+	if _, err := blockW.Write([]byte{'y'}); err != nil {
+		return fmt.Errorf("cannot let the sandbox start: %w", err)
+	}
+	return nil
+}
+
+// wait relays signals and init's reports on the job until bwrap ends, and
+// returns Claude's exit status.
+func (j *job) wait(cmd *exec.Cmd, status *statusReader, reports <-chan []byte) (int, error) {
 	final := make(chan map[string]any, 1)
 	go func() { final <- status.rest() }()
 	done := make(chan error, 1)
@@ -398,22 +475,27 @@ func supervise(bwrap string, plan *sandbox.Plan, svc *services, b budget, term *
 				reports = nil
 			}
 		case <-done:
-			st := <-final
-			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
-			_, ran := st["exit-code"]
-			switch {
-			case lost != nil && forwarded == 0:
-				return 0, lost
-			case ws.Signaled():
-				return 128 + int(ws.Signal()), nil
-			case forwarded != 0 && !ran:
-				return 128 + int(forwarded), nil
-			case !ran:
-				return 0, fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
-			}
-			return ws.ExitStatus(), nil
+			_, ran := (<-final)["exit-code"]
+			return exitStatus(cmd.ProcessState.Sys().(syscall.WaitStatus), ran, forwarded, lost)
 		}
 	}
+}
+
+// exitStatus is the launch's exit status once bwrap ended with ws: ran
+// says Claude's command ran, forwarded is the last signal the launcher
+// passed on, lost why it ended the session itself.
+func exitStatus(ws syscall.WaitStatus, ran bool, forwarded syscall.Signal, lost error) (int, error) {
+	switch {
+	case lost != nil && forwarded == 0:
+		return 0, lost
+	case ws.Signaled():
+		return 128 + int(ws.Signal()), nil
+	case forwarded != 0 && !ran:
+		return 128 + int(forwarded), nil
+	case !ran:
+		return 0, fmt.Errorf("the sandbox could not be set up (bwrap's message is above). %s", doctor.Diagnose())
+	}
+	return ws.ExitStatus(), nil
 }
 
 // statusReader reads bwrap's --json-status-fd records: "child-pid" comes
@@ -606,20 +688,27 @@ func mountPoint(dir string) homePart {
 }
 
 // makeMountPoints makes the git store's mount points in the workspace that
-// are missing, and reports whether it made any.
-func makeMountPoints(dirs []string) (bool, error) {
+// are missing. When it made one, it resolves again: the plan reads the
+// workspace as bwrap will find it, the new directories on the way pinned
+// as any others, and verify, planning again inside, finds the same.
+func (pr *Prepared) makeMountPoints() error {
 	made := false
-	for _, dir := range dirs {
+	for _, dir := range pr.Resolved.Made().MountPoints {
 		if _, err := os.Lstat(dir); err == nil {
 			continue
 		}
 		part := mountPoint(dir)
 		if err := os.MkdirAll(dir, part.mode); err != nil {
-			return false, fmt.Errorf("cannot create %s%s: %w", dir, part.why, cause(err))
+			return fmt.Errorf("cannot create %s%s: %w", dir, part.why, cause(err))
 		}
 		made = true
 	}
-	return made, nil
+	if !made {
+		return nil
+	}
+	var err error
+	pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.Launch)
+	return err
 }
 
 // storePoint makes p a directory of its own in the git store: a link or a

@@ -215,25 +215,9 @@ func pidsLimits(proc string) ([]pidsLimit, error) {
 	if err != nil {
 		return nil, err
 	}
-	table, err := os.Open(filepath.Join(proc, "self/mountinfo"))
+	v1, v2, err := pidsHierarchies(proc)
 	if err != nil {
 		return nil, err
-	}
-	defer table.Close()
-	mounts, err := mountinfo.Parse(table)
-	if err != nil {
-		return nil, err
-	}
-	type hierarchy struct{ root, point string }
-	v1, v2 := []hierarchy{}, []hierarchy{}
-	for _, m := range mounts {
-		h := hierarchy{m.Root, m.Point}
-		switch {
-		case m.FSType == "cgroup2":
-			v2 = append(v2, h)
-		case m.FSType == "cgroup" && mountinfo.HasOption(m.SuperOptions, "pids"):
-			v1 = append(v1, h)
-		}
 	}
 	var out []pidsLimit
 	for _, line := range strings.Split(string(memberships), "\n") {
@@ -250,21 +234,56 @@ func pidsLimits(proc string) ([]pidsLimit, error) {
 			candidates = v1
 		}
 		for _, h := range candidates {
-			rel, err := filepath.Rel(h.root, parts[2])
-			if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-				continue // this mount does not show the process's cgroup
-			}
-			for dir := filepath.Join(h.point, rel); ; dir = filepath.Dir(dir) {
-				if l, ok := readPidsLimit(dir); ok {
-					out = append(out, l)
-				}
-				if dir == h.point || dir == "/" {
-					break
-				}
-			}
+			out = append(out, h.limitsAbove(parts[2])...)
 		}
 	}
 	return out, nil
+}
+
+// A hierarchy is a mount of a cgroup hierarchy: the cgroup at its root,
+// and where it is mounted.
+type hierarchy struct{ root, point string }
+
+// pidsHierarchies are the mounts of cgroup v1's pids hierarchy and of
+// cgroup v2 that this process sees.
+func pidsHierarchies(proc string) (v1, v2 []hierarchy, err error) {
+	table, err := os.Open(filepath.Join(proc, "self/mountinfo"))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer table.Close()
+	mounts, err := mountinfo.Parse(table)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range mounts {
+		h := hierarchy{m.Root, m.Point}
+		switch {
+		case m.FSType == "cgroup2":
+			v2 = append(v2, h)
+		case m.FSType == "cgroup" && mountinfo.HasOption(m.SuperOptions, "pids"):
+			v1 = append(v1, h)
+		}
+	}
+	return v1, v2, nil
+}
+
+// limitsAbove are the pids limits of cgroup and of every cgroup above it
+// that the mount h shows; none when h does not show cgroup.
+func (h hierarchy) limitsAbove(cgroup string) []pidsLimit {
+	rel, err := filepath.Rel(h.root, cgroup)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil
+	}
+	var out []pidsLimit
+	for dir := filepath.Join(h.point, rel); ; dir = filepath.Dir(dir) {
+		if l, ok := readPidsLimit(dir); ok {
+			out = append(out, l)
+		}
+		if dir == h.point || dir == "/" {
+			return out
+		}
+	}
 }
 
 // readPidsLimit reads dir's pids.max and pids.current; ok is false where

@@ -308,6 +308,23 @@ func (t *terminal) close() {
 	})
 }
 
+// waitUnpaused waits while the session is stopped, idle meanwhile; false
+// once the terminal's input is closed.
+func (t *terminal) waitUnpaused() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.paused && !t.inClosed {
+		t.inIdle = true
+		t.changed.Broadcast()
+		t.changed.Wait()
+	}
+	if t.inClosed {
+		return false
+	}
+	t.inIdle = false
+	return true
+}
+
 // copyIn copies keys from the user's terminal to the pty. It polls before
 // each read, so that pause can stop it between reads: it never reads the
 // terminal while the session is stopped.
@@ -322,19 +339,7 @@ func (t *terminal) copyIn() {
 	buf := make([]byte, 4096)
 	var unsent []byte
 	fds := []unix.PollFd{{Fd: int32(t.in), Events: unix.POLLIN}, {Fd: int32(t.wake), Events: unix.POLLIN}}
-	for {
-		t.mu.Lock()
-		for t.paused && !t.inClosed {
-			t.inIdle = true
-			t.changed.Broadcast()
-			t.changed.Wait()
-		}
-		if t.inClosed {
-			t.mu.Unlock()
-			return
-		}
-		t.inIdle = false
-		t.mu.Unlock()
+	for t.waitUnpaused() {
 		if len(unsent) > 0 {
 			n, err := t.master.Write(unsent)
 			unsent = unsent[n:]
