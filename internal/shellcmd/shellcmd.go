@@ -29,7 +29,8 @@ import (
 // command's redirections and loop give.
 type Command struct {
 	// Words are a simple command's assignments (NAME=VALUE), then its
-	// program and arguments.
+	// program and arguments; a shell's -c line is not one of them, but
+	// read as the commands it holds.
 	Words []string
 	// Operands are the words that the shell uses but runs as no program:
 	// the files of redirections, here-strings, a for loop's list.
@@ -133,36 +134,44 @@ func (r *reader) stmt(s *syntax.Stmt) {
 			}
 		}
 	}
-	if len(c.Words) > 0 || len(c.Operands) > 0 {
-		r.commands = append(r.commands, c)
+	chain, lines := runs(c, input)
+	for _, cmd := range chain {
+		if len(cmd.Words) > 0 || len(cmd.Operands) > 0 {
+			r.commands = append(r.commands, cmd)
+		}
 	}
-	r.runs(c.Words, input)
+	for _, l := range lines {
+		r.line(l)
+	}
 }
 
-// runs reads what a command runs in turn: the command a wrapper runs, and
-// a shell's command line, from -c or, when it reads its input, input.
-func (r *reader) runs(words, input []string) {
-	for {
+// runs returns c and the commands it runs in turn, wrappers' (env ./x),
+// and the command lines of a shell it runs: its -c line, or else the
+// lines of its input. The -c line is not a word of the commands: it is
+// read as the commands it holds.
+func runs(c Command, input []string) (chain []Command, lines []string) {
+	chain = []Command{c}
+	for words := c.Words; ; {
 		i := 0
 		for i < len(words) && assignment(words[i]) {
 			i++
 		}
 		program := words[i:]
-		if line, fromInput, ok := shellLine(program); ok {
-			if fromInput {
-				for _, l := range input {
-					r.line(l)
-				}
-			} else {
-				r.line(line)
+		if at, ok := shellLine(program); ok {
+			if at < 0 {
+				return chain, input
 			}
-			return
+			fromEnd := len(program) - at // the same in every command of the chain: each one ends its runner's words
+			for k := range chain {
+				n := len(chain[k].Words) - fromEnd
+				chain[k].Words = slices.Delete(slices.Clone(chain[k].Words), n, n+1)
+			}
+			return chain, []string{program[at]}
 		}
-		words = wrapped(program)
-		if len(words) == 0 {
-			return
+		if words = wrapped(program); len(words) == 0 {
+			return chain, nil
 		}
-		r.commands = append(r.commands, Command{Words: slices.Clone(words)})
+		chain = append(chain, Command{Words: slices.Clone(words)})
 	}
 }
 
@@ -170,11 +179,11 @@ func (r *reader) runs(words, input []string) {
 // script file named, from their input.
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true}
 
-// shellLine returns, when words run a shell, its -c command line, or
-// reports that it reads its commands from its input.
-func shellLine(words []string) (line string, fromInput, ok bool) {
+// shellLine reports whether words run a shell that reads a command line,
+// and where: the index of its -c line in words, or -1 for its input.
+func shellLine(words []string) (at int, ok bool) {
 	if len(words) == 0 || !shells[path.Base(words[0])] {
-		return "", false, false
+		return 0, false
 	}
 	dashC := false
 	for i := 1; i < len(words); i++ {
@@ -182,7 +191,7 @@ func shellLine(words []string) (line string, fromInput, ok bool) {
 		switch {
 		case w == "--" || w == "-":
 			if i+1 < len(words) {
-				return words[i+1], false, dashC
+				return i + 1, dashC
 			}
 		case w == "--rcfile" || w == "--init-file":
 			i++ // its file
@@ -193,10 +202,10 @@ func shellLine(words []string) (line string, fromInput, ok bool) {
 				i++ // -o OPTION
 			}
 		default:
-			return w, false, dashC // the -c line, or a script file
+			return i, dashC // the -c line, or a script file
 		}
 	}
-	return "", !dashC, !dashC
+	return -1, !dashC
 }
 
 // wrappers run their operands as a command, after their options; the
