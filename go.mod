@@ -15,6 +15,7 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.3
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.17.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

@@ -1,6 +1,11 @@
 package gitconfig
 
-import "strings"
+import (
+	"slices"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/shellcmd"
+)
 
 // Kind is what git does with a variable's value.
 type Kind int
@@ -67,58 +72,32 @@ func (e Entry) Kind() Kind {
 	return Other
 }
 
-// Words splits a command value into the words a shell would see, best
-// effort: quotes and backslashes as sh reads them, and the shell's
-// operators (; & | ( ) < > `) as separators. A leading "!" (an alias or a
-// submodule update that runs a shell command) is dropped, and a word such
-// as --file=PATH or key=PATH also yields what follows its first "=". It
-// does not expand variables, globs or command substitutions: callers skip
-// words that hold "$", "*" or "?".
+// Words returns the words of a command value as a shell reads them
+// (shellcmd.Commands): the words of every command it runs, each once. A
+// leading "!" (an alias or a submodule update that runs a shell command) is
+// dropped, the home ($HOME, ${HOME}, "$HOME") is written ~, and a word
+// such as --file=PATH or key=PATH also yields what follows its first "=".
+// Any other expansion, a glob's included, is written "$": callers skip
+// words that hold one.
 func Words(value string) []string {
-	value = strings.TrimPrefix(strings.TrimSpace(value), "!")
+	seen := map[string]bool{}
 	var words []string
-	var w strings.Builder
-	inWord := false
-	end := func() {
-		if inWord {
-			words = append(words, w.String())
-			if _, after, ok := strings.Cut(w.String(), "="); ok && after != "" {
-				words = append(words, after)
-			}
+	add := func(w string) {
+		if rest, ok := strings.CutPrefix(w, "$HOME"); ok && (rest == "" || rest[0] == '/') {
+			w = "~" + rest
 		}
-		w.Reset()
-		inWord = false
-	}
-	for i := 0; i < len(value); i++ {
-		c := value[i]
-		switch {
-		case c == '\'':
-			inWord = true
-			j := strings.IndexByte(value[i+1:], '\'')
-			if j < 0 {
-				j = len(value) - i - 1
-			}
-			w.WriteString(value[i+1 : i+1+j])
-			i += j + 1
-		case c == '"':
-			inWord = true
-			for i++; i < len(value) && value[i] != '"'; i++ {
-				if value[i] == '\\' && i+1 < len(value) && strings.IndexByte("\"\\$`", value[i+1]) >= 0 {
-					i++
-				}
-				w.WriteByte(value[i])
-			}
-		case c == '\\' && i+1 < len(value):
-			inWord = true
-			i++
-			w.WriteByte(value[i])
-		case c == ' ' || c == '\t' || c == '\n' || strings.IndexByte(";&|()<>`", c) >= 0:
-			end()
-		default:
-			inWord = true
-			w.WriteByte(c)
+		if !seen[w] {
+			seen[w] = true
+			words = append(words, w)
 		}
 	}
-	end()
+	for _, c := range shellcmd.Commands(strings.TrimPrefix(strings.TrimSpace(value), "!"), "HOME") {
+		for _, w := range slices.Concat(c.Words, c.Operands) {
+			add(w)
+			if _, after, ok := strings.Cut(w, "="); ok && after != "" {
+				add(after)
+			}
+		}
+	}
 	return words
 }

@@ -58,6 +58,14 @@ func TestWords(t *testing.T) {
 		{"store --file=.creds/store", []string{"store", "--file=.creds/store", ".creds/store"}},
 		{"-c core.pager=./p log", []string{"-c", "core.pager=./p", "./p", "log"}},
 		{`"a\"b" $(./x)`, []string{`a"b`, "$", "./x"}},
+		// Read as a shell reads them: a -c line's commands, the home in
+		// any spelling as ~, a wrapper's command.
+		{"!sh -c 'cd sub && ./tools/x.sh --a'", []string{"sh", "-c", "cd", "sub", "./tools/x.sh", "--a"}},
+		{`"$HOME"/bin/x ${HOME}/y --out=$HOME/z $OTHER/w`, []string{"~/bin/x", "~/y", "--out=$HOME/z", "~/z", "$/w"}},
+		{"env GIT_PAGER=x ./p", []string{"env", "GIT_PAGER=x", "x", "./p"}},
+		// git refuses none of these values; a line that does not parse is
+		// split at blanks and operators.
+		{"!echo it's ./x", []string{"echo", "its", "./x"}},
 		{"", nil},
 	} {
 		if diff := cmp.Diff(tt.want, Words(tt.in)); diff != "" {

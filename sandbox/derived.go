@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/shellcmd"
 	"github.com/tailscale/hujson"
 )
 
@@ -163,13 +164,15 @@ func claudeSettingsCommands(dir string) ([]string, error) {
 // status line, helpers, and what the programs there read, such as a
 // configuration given as an argument. A Claude Code started in the
 // workspace outside the sandbox (on the host, where no lock-down holds
-// project hooks) runs them, so the sandbox holds them read-only. A word
-// is a path when it starts with the project's directory
-// ($CLAUDE_PROJECT_DIR/, ${CLAUDE_PROJECT_DIR}/, or written out) or is
-// relative and holds a "/". Only files count: a directory named as an
-// argument (a formatter's target) stays writable; a missing path counts
-// when it is the program a command starts with, so that it cannot appear.
-// The paths are workspace-relative and sorted.
+// project hooks) runs them, so the sandbox holds them read-only. The
+// commands are read as a shell reads them (shellcmd), each simple command
+// of a list, a -c line or a wrapper. A word is a path when it starts with
+// the project's directory ($CLAUDE_PROJECT_DIR/, ${CLAUDE_PROJECT_DIR}/,
+// quoted or not, or written out) or is relative and holds a "/". Only
+// files count: a directory named as an argument (a formatter's target)
+// stays writable; a missing path counts when it is the program of one of
+// the commands, so that it cannot appear. The paths are workspace-relative
+// and sorted.
 func ProjectCommandFiles(ws string) ([]string, error) {
 	commands, err := claudeSettingsCommands(ws)
 	if err != nil {
@@ -177,32 +180,36 @@ func ProjectCommandFiles(ws string) ([]string, error) {
 	}
 	seen := map[string]bool{}
 	var out []string
+	add := func(word string, program bool) {
+		p := projectPath(word, ws)
+		if p == "" || p == ws || !within(ws, p) {
+			return
+		}
+		fi, err := os.Lstat(p)
+		missing := errors.Is(err, fs.ErrNotExist)
+		if (err != nil && !missing) || (err == nil && fi.IsDir()) || (missing && !program) {
+			return
+		}
+		rel, _ := filepath.Rel(ws, p)
+		if !seen[rel] {
+			seen[rel] = true
+			out = append(out, rel)
+		}
+	}
 	for _, c := range commands {
-		program := true // the first word that is not NAME=VALUE
-		for _, word := range shellWords(c) {
-			name, value, assignment := strings.Cut(word, "=")
-			candidates := []string{word}
-			if assignment && !strings.Contains(name, "/") {
-				candidates = append(candidates, value)
-			}
-			for _, w := range candidates {
-				p := projectPath(w, ws)
-				if p == "" || p == ws || !within(ws, p) {
-					continue
-				}
-				fi, err := os.Lstat(p)
-				missing := errors.Is(err, fs.ErrNotExist)
-				if (err != nil && !missing) || (err == nil && fi.IsDir()) || (missing && !program) {
-					continue
-				}
-				rel, _ := filepath.Rel(ws, p)
-				if !seen[rel] {
-					seen[rel] = true
-					out = append(out, rel)
+		for _, cmd := range shellcmd.Commands(c, "CLAUDE_PROJECT_DIR") {
+			program := true // the first word that is not NAME=VALUE
+			for _, word := range cmd.Words {
+				add(word, program)
+				name, value, assignment := strings.Cut(word, "=")
+				if assignment && !strings.Contains(name, "/") {
+					add(value, program)
+				} else {
+					program = false
 				}
 			}
-			if !assignment || strings.Contains(name, "/") {
-				program = false
+			for _, word := range cmd.Operands {
+				add(word, false)
 			}
 		}
 	}
@@ -211,31 +218,39 @@ func ProjectCommandFiles(ws string) ([]string, error) {
 }
 
 // projectPath returns word as an absolute clean path when it is a path in
-// the project at ws (see ProjectCommandFiles), else "".
+// the project at ws (see ProjectCommandFiles), else "". A word holding
+// another "$" is one the shell computes (shellcmd).
 func projectPath(word, ws string) string {
-	for _, prefix := range []string{"$CLAUDE_PROJECT_DIR/", "${CLAUDE_PROJECT_DIR}/"} {
-		if rest, ok := strings.CutPrefix(word, prefix); ok {
-			return filepath.Join(ws, rest)
-		}
+	if rest, ok := strings.CutPrefix(word, "$CLAUDE_PROJECT_DIR/"); ok && !strings.Contains(rest, "$") {
+		return filepath.Join(ws, rest)
+	}
+	if strings.Contains(word, "$") || strings.HasPrefix(word, "~") {
+		return ""
 	}
 	if filepath.IsAbs(word) {
 		return filepath.Clean(word)
 	}
-	if !strings.Contains(word, "/") || strings.HasPrefix(word, "$") || strings.HasPrefix(word, "~") {
+	if !strings.Contains(word, "/") {
 		return ""
 	}
 	return filepath.Join(ws, word)
 }
 
 // commandPaths are the files below ~/.claude that commands name, sorted,
-// but for those the policy holds itself: a word, or the value of a
-// NAME=VALUE word, written out as a path.
+// but for those the policy holds itself: a word of a command read as a
+// shell reads it (shellcmd), or the value of a NAME=VALUE word, written
+// out as a path.
 func commandPaths(home string, commands []string) []string {
 	claudeDir := filepath.Join(home, ".claude")
 	seen := map[string]bool{}
 	var out []string
 	for _, c := range commands {
-		for _, word := range shellWords(c) {
+		var words []string
+		for _, cmd := range shellcmd.Commands(c, "HOME") {
+			words = append(words, cmd.Words...)
+			words = append(words, cmd.Operands...)
+		}
+		for _, word := range words {
 			candidates := []string{word}
 			if _, value, ok := strings.Cut(word, "="); ok {
 				candidates = append(candidates, value)
@@ -297,63 +312,16 @@ func heldInHome(home, p string) bool {
 }
 
 // expandHome returns word as an absolute clean path when it is one or
-// starts with the home (~/, $HOME/, ${HOME}/), else "".
+// starts with the home (~/, or $HOME/ in any spelling: shellcmd), else "".
+// A word holding another "$" is one the shell computes.
 func expandHome(word, home string) string {
-	for _, prefix := range []string{"~/", "$HOME/", "${HOME}/"} {
-		if rest, ok := strings.CutPrefix(word, prefix); ok {
+	for _, prefix := range []string{"~/", "$HOME/"} {
+		if rest, ok := strings.CutPrefix(word, prefix); ok && !strings.Contains(rest, "$") {
 			return filepath.Join(home, rest)
 		}
 	}
-	if filepath.IsAbs(word) {
+	if filepath.IsAbs(word) && !strings.Contains(word, "$") {
 		return filepath.Clean(word)
 	}
 	return ""
-}
-
-// shellWords splits a shell command into its words, roughly as sh would:
-// quotes group, and blanks and the operators ; & | ( ) < > ` separate. It
-// expands nothing; it is for finding the paths a command names.
-func shellWords(cmd string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	flush := func() {
-		if inWord {
-			words = append(words, cur.String())
-		}
-		cur.Reset()
-		inWord = false
-	}
-	for i := 0; i < len(cmd); i++ {
-		c := cmd[i]
-		switch {
-		case c == '\'':
-			inWord = true
-			end := strings.IndexByte(cmd[i+1:], '\'')
-			if end < 0 {
-				end = len(cmd) - i - 1
-			}
-			cur.WriteString(cmd[i+1 : i+1+end])
-			i += end + 1
-		case c == '"':
-			inWord = true
-			for i++; i < len(cmd) && cmd[i] != '"'; i++ {
-				if cmd[i] == '\\' && i+1 < len(cmd) {
-					i++
-				}
-				cur.WriteByte(cmd[i])
-			}
-		case c == '\\' && i+1 < len(cmd):
-			inWord = true
-			i++
-			cur.WriteByte(cmd[i])
-		case strings.IndexByte(" \t\n;&|()<>`", c) >= 0:
-			flush()
-		default:
-			inWord = true
-			cur.WriteByte(c)
-		}
-	}
-	flush()
-	return words
 }

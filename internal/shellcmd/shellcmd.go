@@ -1,0 +1,359 @@
+// Package shellcmd reads a command line as a shell reads it, to find the
+// files it names: the commands that Claude Code's settings and git's
+// configuration give to a shell. It parses the line (mvdan.cc/sh's
+// parser, bash's grammar) and returns every simple command the line can
+// run, wherever it stands: in a list or a pipeline, a subshell, a compound
+// command, a function's body, a command substitution; the command that
+// env, exec, command or nohup runs; and the command line that a shell is
+// given with -c or as a here-string.
+//
+// It expands nothing. A word is rendered as the shell passes it, quotes
+// removed, but for what the shell computes when it runs the line: a
+// variable the caller names as known is written $NAME, whether the line
+// spells it $NAME, ${NAME} or "$NAME"; every other expansion (another
+// variable, a command substitution, arithmetic, a glob) is written "$", so
+// that a word holding a "$" that is not a known variable's is one whose
+// value cannot be known here. A "$" within single quotes is kept too,
+// which reads such a word as computed.
+package shellcmd
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// A Command is one simple command of a line, or the words a compound
+// command's redirections and loop give.
+type Command struct {
+	// Words are a simple command's assignments (NAME=VALUE), then its
+	// program and arguments; a shell's -c line is not one of them, but
+	// read as the commands it holds.
+	Words []string
+	// Operands are the words that the shell uses but runs as no program:
+	// the files of redirections, here-strings, a for loop's list.
+	Operands []string
+}
+
+// computed stands in a word for a part that the shell computes.
+const computed = "$"
+
+// maxAlternatives bounds the words one word's brace expansions yield
+// ({a,b}{c,d}... doubles them with each brace); past it, the braces are
+// read as computed.
+const maxAlternatives = 64
+
+// Commands returns the commands of line, in the order they appear, each
+// one a shell runs in turn (a wrapper's command, a shell's command line)
+// after the command that runs it. known are the variables rendered as
+// $NAME.
+func Commands(line string, known ...string) []Command {
+	r := reader{known: known}
+	r.line(line)
+	return r.commands
+}
+
+type reader struct {
+	known    []string
+	commands []Command
+}
+
+// line reads one command line. A line the parser refuses is split at
+// blanks and the shell's operators, quotes dropped: a shell may still run
+// what comes before the error (bash and dash run a -c string's lines one by
+// one, up to the one that does not parse), and where reading a word too
+// many holds a file more read-only, a word too few can let a planted
+// program run outside.
+func (r *reader) line(line string) {
+	f, err := syntax.NewParser().Parse(strings.NewReader(line), "")
+	if err != nil {
+		r.commands = append(r.commands, r.split(line)...)
+		return
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if s, ok := n.(*syntax.Stmt); ok {
+			r.stmt(s)
+		}
+		return true
+	})
+}
+
+// split reads a line that does not parse: the runs between operators are
+// commands, their blank-separated fields words.
+func (r *reader) split(line string) []Command {
+	pairs := []string{`"`, "", `'`, "", `\`, ""}
+	for _, name := range r.known {
+		pairs = append(pairs, "${"+name+"}", "$"+name)
+	}
+	unquote := strings.NewReplacer(pairs...)
+	var out []Command
+	for _, run := range strings.FieldsFunc(line, func(c rune) bool { return strings.ContainsRune(";&|()`\n", c) }) {
+		words := strings.FieldsFunc(unquote.Replace(run), func(c rune) bool { return strings.ContainsRune(" \t<>", c) })
+		if len(words) > 0 {
+			out = append(out, Command{Words: words})
+		}
+	}
+	return out
+}
+
+// stmt reads one statement; the statements within it are the walk's.
+func (r *reader) stmt(s *syntax.Stmt) {
+	var c Command
+	var input []string // what a shell reading its input would run
+	for _, rd := range s.Redirs {
+		switch rd.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			// The word is the delimiter; the body is text.
+		case syntax.WordHdoc:
+			words := r.word(rd.Word)
+			c.Operands = append(c.Operands, words...)
+			input = append(input, words...)
+		default:
+			c.Operands = append(c.Operands, r.word(rd.Word)...)
+		}
+	}
+	switch cmd := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		for _, a := range cmd.Assigns {
+			c.Words = append(c.Words, r.assign(a)...)
+		}
+		for _, w := range cmd.Args {
+			c.Words = append(c.Words, r.word(w)...)
+		}
+	case *syntax.DeclClause:
+		c.Words = []string{cmd.Variant.Value}
+		for _, a := range cmd.Args {
+			c.Words = append(c.Words, r.assign(a)...)
+		}
+	case *syntax.ForClause:
+		if it, ok := cmd.Loop.(*syntax.WordIter); ok {
+			for _, w := range it.Items {
+				c.Operands = append(c.Operands, r.word(w)...)
+			}
+		}
+	}
+	chain, lines := runs(c, input)
+	for _, cmd := range chain {
+		if len(cmd.Words) > 0 || len(cmd.Operands) > 0 {
+			r.commands = append(r.commands, cmd)
+		}
+	}
+	for _, l := range lines {
+		r.line(l)
+	}
+}
+
+// runs returns c and the commands it runs in turn, wrappers' (env ./x),
+// and the command lines of a shell it runs: its -c line, or else the
+// lines of its input. The -c line is not a word of the commands: it is
+// read as the commands it holds.
+func runs(c Command, input []string) (chain []Command, lines []string) {
+	chain = []Command{c}
+	for words := c.Words; ; {
+		i := 0
+		for i < len(words) && assignment(words[i]) {
+			i++
+		}
+		program := words[i:]
+		if at, ok := shellLine(program); ok {
+			if at < 0 {
+				return chain, input
+			}
+			fromEnd := len(program) - at // the same in every command of the chain: each one ends its runner's words
+			for k := range chain {
+				n := len(chain[k].Words) - fromEnd
+				chain[k].Words = slices.Delete(slices.Clone(chain[k].Words), n, n+1)
+			}
+			return chain, []string{program[at]}
+		}
+		if words = wrapped(program); len(words) == 0 {
+			return chain, nil
+		}
+		chain = append(chain, Command{Words: slices.Clone(words)})
+	}
+}
+
+// shells read a command line from their -c operand, or else, with no
+// script file named, from their input.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true}
+
+// shellLine reports whether words run a shell that reads a command line,
+// and where: the index of its -c line in words, or -1 for its input.
+func shellLine(words []string) (at int, ok bool) {
+	if len(words) == 0 || !shells[path.Base(words[0])] {
+		return 0, false
+	}
+	dashC := false
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "--" || w == "-":
+			if i+1 < len(words) {
+				return i + 1, dashC
+			}
+		case w == "--rcfile" || w == "--init-file":
+			i++ // its file
+		case strings.HasPrefix(w, "--"):
+		case strings.HasPrefix(w, "-") || strings.HasPrefix(w, "+"):
+			dashC = dashC || (w[0] == '-' && strings.Contains(w, "c"))
+			if strings.ContainsAny(w, "oO") {
+				i++ // -o OPTION
+			}
+		default:
+			return i, dashC // the -c line, or a script file
+		}
+	}
+	return -1, !dashC
+}
+
+// wrappers run their operands as a command, after their options; the
+// options listed take a value as the next word.
+var wrappers = map[string][]string{
+	"env":     {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
+	"exec":    {"-a"},
+	"command": nil,
+	"nohup":   nil,
+}
+
+// wrapped returns the command that words run when their program is a
+// wrapper, with env's assignments, else nil.
+func wrapped(words []string) []string {
+	if len(words) == 0 {
+		return nil
+	}
+	valued, ok := wrappers[path.Base(words[0])]
+	if !ok {
+		return nil
+	}
+	for i := 1; i < len(words); i++ {
+		switch w := words[i]; {
+		case w == "--":
+			return words[i+1:]
+		case slices.Contains(valued, w):
+			i++
+		case !strings.HasPrefix(w, "-"):
+			return words[i:]
+		}
+	}
+	return nil
+}
+
+// assignment reports whether w is a NAME=VALUE word.
+func assignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	return ok && syntax.ValidName(name)
+}
+
+// assign renders an assignment as a NAME=VALUE word (an array's, bash's
+// A=(x y), as NAME=), or a declaration's other words.
+func (r *reader) assign(a *syntax.Assign) []string {
+	switch {
+	case a.Name == nil: // declare's option, or a word it expands
+		return r.word(a.Value)
+	case a.Naked:
+		return []string{a.Name.Value}
+	case a.Value == nil:
+		return []string{a.Name.Value + "="}
+	}
+	return []string{a.Name.Value + "=" + r.text(a.Value)}
+}
+
+// text renders a word in a place that expands no braces.
+func (r *reader) text(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		r.part(&b, p, false)
+	}
+	return b.String()
+}
+
+// word renders a word as the words the shell passes: more than one when
+// it holds a brace expansion ({a,b}).
+func (r *reader) word(w *syntax.Word) []string {
+	split := &syntax.Word{Parts: w.Parts} // SplitBraces rewrites the parts; the walk still reads w
+	syntax.SplitBraces(split)
+	out := []string{""}
+	for _, p := range split.Parts {
+		var alternatives []string
+		if br, ok := p.(*syntax.BraceExp); ok && !br.Sequence {
+			for _, e := range br.Elems {
+				alternatives = append(alternatives, r.word(e)...)
+			}
+		} else if ok {
+			alternatives = []string{computed} // {1..9}: numbers, not names
+		} else {
+			var b strings.Builder
+			r.part(&b, p, false)
+			alternatives = []string{b.String()}
+		}
+		if len(out)*len(alternatives) > maxAlternatives {
+			alternatives = []string{computed}
+		}
+		next := make([]string, 0, len(out)*len(alternatives))
+		for _, o := range out {
+			for _, a := range alternatives {
+				next = append(next, o+a)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// part renders one part of a word; quoted says it is within double quotes.
+func (r *reader) part(b *strings.Builder, p syntax.WordPart, quoted bool) {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		literal(b, p.Value, quoted)
+	case *syntax.SglQuoted:
+		if p.Dollar && strings.Contains(p.Value, `\`) {
+			b.WriteString(computed) // $'...' with escapes to decode
+		} else {
+			b.WriteString(p.Value)
+		}
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			r.part(b, q, true)
+		}
+	case *syntax.ParamExp:
+		if r.isKnown(p) {
+			b.WriteString("$" + p.Param.Value)
+		} else {
+			b.WriteString(computed)
+		}
+	default: // command and process substitutions, arithmetic, extended globs
+		b.WriteString(computed)
+	}
+}
+
+// isKnown reports whether p is a known variable's plain value, $NAME or
+// ${NAME}. The fields the parser sets only for zsh are not read: the line
+// is parsed as bash.
+func (r *reader) isKnown(p *syntax.ParamExp) bool {
+	plain := p.Param != nil && !p.Excl && !p.Length && !p.Width && p.Index == nil &&
+		p.Slice == nil && p.Repl == nil && p.Names == 0 && p.Exp == nil
+	return plain && slices.Contains(r.known, p.Param.Value)
+}
+
+// literal writes a literal's text as the shell reads it: a backslash
+// quotes the next character (within double quotes, only $ ` " \ and a
+// newline), a quoted newline joins lines, and an unquoted glob's
+// characters are computed.
+func literal(b *strings.Builder, s string, quoted bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s) && (!quoted || strings.IndexByte("$`\"\\\n", s[i+1]) >= 0):
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
+			}
+		case !quoted && (c == '*' || c == '?' || (c == '[' && strings.IndexByte(s[i+1:], ']') >= 0)):
+			b.WriteString(computed)
+		default:
+			b.WriteByte(c)
+		}
+	}
+}

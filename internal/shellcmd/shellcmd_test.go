@@ -1,0 +1,85 @@
+package shellcmd
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// w is a simple command of words; op a command of operands only.
+func w(words ...string) Command  { return Command{Words: words} }
+func op(words ...string) Command { return Command{Operands: words} }
+
+func TestCommands(t *testing.T) {
+	for _, tt := range []struct {
+		name, line string
+		want       []Command
+	}{
+		{"words", "./tools/fsmon --watch", []Command{w("./tools/fsmon", "--watch")}},
+		{"quotes and backslashes", `"/opt/my tools/run" 'a b' c\ d "a\"b\q\$"`, []Command{w("/opt/my tools/run", "a b", "c d", `a"b\q$`)}},
+		{"a list, a pipeline", "cat|tee out;rm x && make || true", []Command{w("cat"), w("tee", "out"), w("rm", "x"), w("make"), w("true")}},
+		{"a subshell and a block", "(cd a; ./b.sh) && { ./c.sh; }", []Command{w("cd", "a"), w("./b.sh"), w("./c.sh")}},
+		{"if and for", "if [ -x a/b ]; then a/b; fi; for f in x/1.sh x/2.sh; do sh $f; done",
+			[]Command{w("[", "-x", "a/b", "]"), w("a/b"), op("x/1.sh", "x/2.sh"), w("sh", "$")}},
+		{"while and case", "while ./w.sh; do case $x in a) ./a.sh;; esac; done", []Command{w("./w.sh"), w("./a.sh")}},
+		{"a function", "f() { ./x.sh \"$1\"; }; f", []Command{w("./x.sh", "$"), w("f")}},
+		{"command substitutions", "echo $(./x) `./y` \"<$(./z)>\"", []Command{w("echo", "$", "$", "<$>"), w("./x"), w("./y"), w("./z")}},
+		{"a process substitution", "diff <(./a) b", []Command{w("diff", "$", "b"), w("./a")}},
+		{"the project's directory, in any spelling", `"$CLAUDE_PROJECT_DIR"/hooks/a.sh "${CLAUDE_PROJECT_DIR}/hooks/b.sh" ${CLAUDE_PROJECT_DIR}/c $CLAUDE_PROJECT_DIR/d`,
+			[]Command{w("$CLAUDE_PROJECT_DIR/hooks/a.sh", "$CLAUDE_PROJECT_DIR/hooks/b.sh", "$CLAUDE_PROJECT_DIR/c", "$CLAUDE_PROJECT_DIR/d")}},
+		{"other expansions are computed", `$OTHER/x ${CLAUDE_PROJECT_DIR:-.}/y ${#HOME} $((1+2)) hooks/*.sh a?b [ab]c $'x\ty' $'z'`,
+			[]Command{w("$/x", "$/y", "$", "$", "hooks/$.sh", "a$b", "$ab]c", "$", "z")}},
+		{"quoted globs are not", `"*.sh" \?`, []Command{w("*.sh", "?")}},
+		{"a home", `~/bin/x "$HOME"/y ${HOME}/z`, []Command{w("~/bin/x", "$HOME/y", "$HOME/z")}},
+		{"assignments", "A=$CLAUDE_PROJECT_DIR/a B='b c' ./run", []Command{w("A=$CLAUDE_PROJECT_DIR/a", "B=b c", "./run")}},
+		{"a declaration", "export P=\"$CLAUDE_PROJECT_DIR/bin\" Q", []Command{w("export", "P=$CLAUDE_PROJECT_DIR/bin", "Q")}},
+		{"a declaration's options, an empty value", "declare -x A= B=(./b) C=~/c; A= ./x", []Command{w("declare", "-x", "A=", "B=", "C=~/c"), w("A=", "./x")}},
+		{"redirections", "./a < in.txt > out/log 2>&1 >>x/y", []Command{{Words: []string{"./a"}, Operands: []string{"in.txt", "out/log", "1", "x/y"}}}},
+		{"a compound command's redirection", "{ ./a; } > log/x", []Command{op("log/x"), w("./a")}},
+		{"a here-document", "cat <<EOF\n$(./x)\nEOF", []Command{w("cat"), w("./x")}},
+		{"a here-string to a shell", `bash <<< "$CLAUDE_PROJECT_DIR/x.sh a"`,
+			[]Command{{Words: []string{"bash"}, Operands: []string{"$CLAUDE_PROJECT_DIR/x.sh a"}}, w("$CLAUDE_PROJECT_DIR/x.sh", "a")}},
+		{"a here-string to a program", `cat <<< "a/b c"`, []Command{{Words: []string{"cat"}, Operands: []string{"a/b c"}}}},
+		{"sh -c, its line read as commands, not as a word", `sh -c 'cd "$CLAUDE_PROJECT_DIR" && ./hooks/x.sh --fast'`,
+			[]Command{w("sh", "-c"), w("cd", "$CLAUDE_PROJECT_DIR"), w("./hooks/x.sh", "--fast")}},
+		{"bash -c in double quotes", `bash -c "python3 $CLAUDE_PROJECT_DIR/a.py | ./b"`,
+			[]Command{w("bash", "-c"), w("python3", "$CLAUDE_PROJECT_DIR/a.py"), w("./b")}},
+		{"flags before -c", `/bin/bash -e -o pipefail -lc './a; ./b' name arg`,
+			[]Command{w("/bin/bash", "-e", "-o", "pipefail", "-lc", "name", "arg"), w("./a"), w("./b")}},
+		{"a shell's long options, --", `bash --norc --rcfile r -c -- './a'`, []Command{w("bash", "--norc", "--rcfile", "r", "-c", "--"), w("./a")}},
+		{"a shell with no command", "bash -c", []Command{w("bash", "-c")}},
+		{"a shell running a script", "dash ./s.sh -c x", []Command{w("dash", "./s.sh", "-c", "x")}},
+		{"a shell within a shell", `sh -c "zsh -c './in.sh'"`, []Command{w("sh", "-c"), w("zsh", "-c"), w("./in.sh")}},
+		{"env", "env -i -u X A=1 ./prog arg", []Command{w("env", "-i", "-u", "X", "A=1", "./prog", "arg"), w("A=1", "./prog", "arg")}},
+		{"env runs a shell", `G=x env A=1 sh -c './g.sh'`, []Command{w("G=x", "env", "A=1", "sh", "-c"), w("A=1", "sh", "-c"), w("./g.sh")}},
+		{"exec, command, nohup", "exec -a n command nohup ./p", []Command{w("exec", "-a", "n", "command", "nohup", "./p"), w("command", "nohup", "./p"), w("nohup", "./p"), w("./p")}},
+		{"a wrapper's --, a wrapper with no command", "nohup -- ./p; env -i", []Command{w("nohup", "--", "./p"), w("./p"), w("env", "-i")}},
+		{"brace expansion", "./{a,b}.sh c/{d,e{1,2}} {1..3}", []Command{w("./a.sh", "./b.sh", "c/d", "c/e1", "c/e2", "$")}},
+		{"too many braces", "x{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", []Command{w(
+			"x"+"aaaaaa$", "x"+"aaaaab$", "x"+"aaaaba$", "x"+"aaaabb$", "x"+"aaabaa$", "x"+"aaabab$", "x"+"aaabba$", "x"+"aaabbb$",
+			"x"+"aabaaa$", "x"+"aabaab$", "x"+"aababa$", "x"+"aababb$", "x"+"aabbaa$", "x"+"aabbab$", "x"+"aabbba$", "x"+"aabbbb$",
+			"x"+"abaaaa$", "x"+"abaaab$", "x"+"abaaba$", "x"+"abaabb$", "x"+"ababaa$", "x"+"ababab$", "x"+"ababba$", "x"+"ababbb$",
+			"x"+"abbaaa$", "x"+"abbaab$", "x"+"abbaba$", "x"+"abbabb$", "x"+"abbbaa$", "x"+"abbbab$", "x"+"abbbba$", "x"+"abbbbb$",
+			"x"+"baaaaa$", "x"+"baaaab$", "x"+"baaaba$", "x"+"baaabb$", "x"+"baabaa$", "x"+"baabab$", "x"+"baabba$", "x"+"baabbb$",
+			"x"+"babaaa$", "x"+"babaab$", "x"+"bababa$", "x"+"bababb$", "x"+"babbaa$", "x"+"babbab$", "x"+"babbba$", "x"+"babbbb$",
+			"x"+"bbaaaa$", "x"+"bbaaab$", "x"+"bbaaba$", "x"+"bbaabb$", "x"+"bbabaa$", "x"+"bbabab$", "x"+"bbabba$", "x"+"bbabbb$",
+			"x"+"bbbaaa$", "x"+"bbbaab$", "x"+"bbbaba$", "x"+"bbbabb$", "x"+"bbbbaa$", "x"+"bbbbab$", "x"+"bbbbba$", "x"+"bbbbbb$")}},
+		{"a line that does not parse is split", `./a.sh "$CLAUDE_PROJECT_DIR"/b.sh; ${CLAUDE_PROJECT_DIR}/c 'it's`,
+			[]Command{w("./a.sh", "$CLAUDE_PROJECT_DIR/b.sh"), w("$CLAUDE_PROJECT_DIR/c", "its")}},
+		{"a -c line that does not parse", `sh -c './a; if'`, []Command{w("sh", "-c"), w("./a"), w("if")}},
+		{"nothing", "", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Commands(tt.line, "CLAUDE_PROJECT_DIR", "HOME")); diff != "" {
+				t.Errorf("Commands(%q) mismatch (-want +got):\n%s", tt.line, diff)
+			}
+		})
+	}
+}
+
+func TestCommandsOnlyKnown(t *testing.T) {
+	want := []Command{w("$/x", "$HOME/y")}
+	if diff := cmp.Diff(want, Commands(`"$CLAUDE_PROJECT_DIR"/x ${HOME}/y`, "HOME")); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,98 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// hookSettings writes Claude settings whose hooks run commands.
+func hookSettings(t *testing.T, commands ...string) string {
+	t.Helper()
+	var hooks []map[string]string
+	for _, c := range commands {
+		hooks = append(hooks, map[string]string{"type": "command", "command": c})
+	}
+	b, err := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{map[string]any{"hooks": hooks}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestProjectCommandFiles(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	makeFiles(t, dir, map[string]string{
+		"ws/.claude/settings.json": hookSettings(t,
+			`"$CLAUDE_PROJECT_DIR"/hooks/quoted.sh`,
+			`${CLAUDE_PROJECT_DIR}/hooks/missing.sh --fast`,
+			`python3 scripts/check.py; echo a/b; /usr/bin/true`,
+			`prettier --write $CLAUDE_PROJECT_DIR/src > "$CLAUDE_PROJECT_DIR"/log/out.txt`,
+			`$CLAUDE_PROJECT_DIR/hooks/*.sh; $CLAUDE_PROJECT_DIR/hooks/$NAME.sh`,
+			// Read as a shell reads them: a -c line's commands, quotes within
+			// it, the program of every command of a list, a substitution, a
+			// wrapper.
+			`bash -c 'cd "$CLAUDE_PROJECT_DIR" && ./hooks/inner.sh --fast'`,
+			`sh -c "\"$CLAUDE_PROJECT_DIR\"/hooks/inner-quoted.sh"`,
+			`true && $CLAUDE_PROJECT_DIR/hooks/later.sh`,
+			`echo "$($CLAUDE_PROJECT_DIR/hooks/substituted.sh)"`,
+			`env MODE=x "$CLAUDE_PROJECT_DIR/hooks/wrapped.sh"`,
+		),
+		"ws/.claude/settings.local.json": `{"statusLine": {"type": "command", "command": "GUARD=$CLAUDE_PROJECT_DIR/hooks/guard.sh ./status.sh"}}`,
+		"ws/hooks/quoted.sh":             "",
+		"ws/hooks/inner.sh":              "",
+		"ws/hooks/inner-quoted.sh":       "",
+		"ws/hooks/guard.sh":              "",
+		"ws/hooks/a.sh":                  "",
+		"ws/scripts/check.py":            "",
+		"ws/status.sh":                   "",
+		"ws/src/":                        "",
+	})
+	got, err := ProjectCommandFiles(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not a/b (a missing argument), src (a directory), log/out.txt (a
+	// missing file a redirection writes), a glob's or a variable's file.
+	want := []string{
+		"hooks/guard.sh",
+		"hooks/inner-quoted.sh",
+		"hooks/inner.sh",
+		"hooks/later.sh",
+		"hooks/missing.sh",
+		"hooks/quoted.sh",
+		"hooks/substituted.sh",
+		"hooks/wrapped.sh",
+		"scripts/check.py",
+		"status.sh",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ProjectCommandFiles mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestClaudeCommandFiles(t *testing.T) {
+	home := t.TempDir()
+	makeFiles(t, home, map[string]string{
+		".claude/settings.json": `{"statusLine": {"type": "command", "command": "bash -c 'cd ~ && ~/.claude/bin/status.sh'"},
+			"apiKeyHelper": "\"$HOME\"/.claude/bin/key.sh --for=${HOME}/.claude/keys/k",
+			"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "~/.claude/hooks/held.sh; $HOME/.claude/bin/$X.sh"}]}]}}`,
+	})
+	got, err := ClaudeCommandFiles(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range got {
+		got[i] = strings.TrimPrefix(p, home+"/")
+	}
+	// Not ~/.claude/hooks, which the policy holds itself, nor a variable's
+	// file.
+	want := []string{".claude/bin/key.sh", ".claude/bin/status.sh", ".claude/keys/k"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ClaudeCommandFiles mismatch (-want +got):\n%s", diff)
+	}
+}
