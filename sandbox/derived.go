@@ -1,3 +1,8 @@
+// What other files name that runs outside the sandbox: the Dockerfile and
+// compose files of a dev container, and the files Claude Code's settings
+// name in commands (the user's and the project's). The policy holds them
+// read-only. What git's files name is gitprotect.go's.
+
 package sandbox
 
 import (
@@ -181,17 +186,7 @@ func ProjectCommandFiles(ws string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(word string, program bool) {
-		p := projectPath(word, ws)
-		if p == "" || p == ws || !within(ws, p) {
-			return
-		}
-		fi, err := os.Lstat(p)
-		missing := errors.Is(err, fs.ErrNotExist)
-		if (err != nil && !missing) || (err == nil && fi.IsDir()) || (missing && !program) {
-			return
-		}
-		rel, _ := filepath.Rel(ws, p)
-		if !seen[rel] {
+		if rel, ok := projectFile(ws, word, program); ok && !seen[rel] {
 			seen[rel] = true
 			out = append(out, rel)
 		}
@@ -215,6 +210,24 @@ func ProjectCommandFiles(ws string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// projectFile returns the workspace-relative path of the file word names
+// in the project at ws, if it names one that counts (see
+// ProjectCommandFiles): an existing file, or a missing one that is the
+// program a command starts.
+func projectFile(ws, word string, program bool) (string, bool) {
+	p := projectPath(word, ws)
+	if p == "" || p == ws || !within(ws, p) {
+		return "", false
+	}
+	fi, err := os.Lstat(p)
+	missing := errors.Is(err, fs.ErrNotExist)
+	if (err != nil && !missing) || (err == nil && fi.IsDir()) || (missing && !program) {
+		return "", false
+	}
+	rel, _ := filepath.Rel(ws, p)
+	return rel, true
 }
 
 // projectPath returns word as an absolute clean path when it is a path in
