@@ -159,7 +159,7 @@ func (w *Warden) carryOut(n *notif, t *task, req request) (int, unix.Errno) {
 	}
 	switch req.op {
 	case opOpen:
-		return w.open(n.id, t, wk, start, path, req)
+		return w.open(t, wk, start, path, req)
 	case opMkdir, opMknod:
 		return -1, w.makeNode(t, wk, start, path, req)
 	case opSymlink:

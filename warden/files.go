@@ -151,11 +151,11 @@ const (
 	consoleMinor = 1
 )
 
-func (w *Warden) open(id uint64, t *task, wk *walker, start int, path string, req request) (int, unix.Errno) {
+func (w *Warden) open(t *task, wk *walker, start int, path string, req request) (int, unix.Errno) {
 	flags := int(req.flags)
 	follow := flags&(unix.O_NOFOLLOW|unix.O_EXCL) == 0
 	for attempt := 0; ; attempt++ {
-		fd, errno := w.openOnce(id, t, wk, start, path, flags, req.mode, follow)
+		fd, errno := w.openOnce(t, wk, start, path, flags, req.mode, follow)
 		// A name that became a link after the walk looked at it: walk again.
 		if errno == unix.ELOOP && follow && attempt < 3 {
 			wk.links = 0
@@ -165,7 +165,7 @@ func (w *Warden) open(id uint64, t *task, wk *walker, start int, path string, re
 	}
 }
 
-func (w *Warden) openOnce(id uint64, t *task, wk *walker, start int, path string, flags int, mode uint32, follow bool) (int, unix.Errno) {
+func (w *Warden) openOnce(t *task, wk *walker, start int, path string, flags int, mode uint32, follow bool) (int, unix.Errno) {
 	r, err := wk.walk(start, path, follow)
 	if err != nil {
 		return -1, errnoOf(err)
