@@ -11,6 +11,9 @@ import (
 // a request (filter.go), which carryOut carries out on a name, or
 // socketCall (sockets.go) on a socket.
 
+// handle answers one notification: a call the filter names is decoded and
+// carried out, and its result, or a descriptor installed in the task, is
+// the answer; any other call fails with ENOSYS.
 func (w *Warden) handle(n *notif, r *turn) {
 	start := time.Now()
 	defer func() {
@@ -35,7 +38,7 @@ func (w *Warden) handle(n *notif, r *turn) {
 		w.deliver(n.id, answer(w.listener, n.id, val, errno))
 		return
 	}
-	fd, errno := w.carryOut(n, t, req)
+	fd, errno := w.carryOut(t, req)
 	if errno == 0 && fd >= 0 {
 		got, err := install(w.listener, n.id, fd, req.flags&unix.O_CLOEXEC != 0)
 		unix.Close(fd)
@@ -107,9 +110,15 @@ type request struct {
 	vlen    uint32 // sendmmsg: how many
 }
 
-// carryOut does the call for the task. It returns a descriptor to install
-// (open), or the errno to answer with.
-func (w *Warden) carryOut(n *notif, t *task, req request) (int, unix.Errno) {
+// carryOut does a call on a name for the task. It reads the path, and
+// where it starts, then what the call's operation needs besides
+// (fileOps); once everything is read from the task, the operation acts.
+// It returns a descriptor to install (open), or the errno to answer with.
+func (w *Warden) carryOut(t *task, req request) (int, unix.Errno) {
+	read, ok := fileOps[req.op]
+	if !ok {
+		return -1, unix.ENOSYS
+	}
 	path, err := t.string(req.path)
 	if err != nil {
 		return -1, errnoOf(err)
@@ -118,58 +127,137 @@ func (w *Warden) carryOut(n *notif, t *task, req request) (int, unix.Errno) {
 	if err != nil {
 		return -1, errnoOf(err)
 	}
-	if start >= 0 {
-		defer unix.Close(start)
+	c := &fileCall{t: t, req: req, path: path, start: start, start2: -1}
+	defer c.close()
+	act, errno := read(w, c)
+	if errno != 0 {
+		return -1, errno
 	}
-	var path2, target string
-	start2 := -1
-	switch req.op {
-	case opSymlink:
-		if target, err = t.string(req.target); err != nil {
-			return -1, errnoOf(err)
-		}
-	case opLink, opRename:
-		if path2, err = t.string(req.path2); err != nil {
-			return -1, errnoOf(err)
-		}
-		if req.op == opLink && path2 == "" && req.flags&unix.AT_EMPTY_PATH != 0 {
-			// Linking a descriptor needs a capability the task lacks.
-			return -1, unix.ENOENT
-		}
-		if start2, err = t.start(req.dirfd2, path2); err != nil {
-			return -1, errnoOf(err)
-		}
-		defer unix.Close(start2)
-	}
-	root, err := w.sandboxRoot(t)
+	wk, err := w.walkerFor(t)
 	if err != nil {
 		return -1, errnoOf(err)
 	}
 	// Everything the warden needs from the task is read: make sure it was
 	// read from the task that asked, not one that took its PID since.
-	if !valid(w.listener, n.id) {
+	if !valid(w.listener, t.id) {
 		return -1, unix.ENOENT
 	}
-	wk := &walker{root: root, self: t.ids}
-	if req.op == opLink || req.op == opRename || req.op == opSymlink {
-		// Neither may put another file under a name a bind has just
-		// made, before the warden records what it made (bindPath).
+	return act(wk)
+}
+
+// A fileCall is a call on a name as carryOut has read it: the path, copied
+// from the task once, and the directory it starts at.
+type fileCall struct {
+	t      *task
+	req    request
+	path   string
+	start  int // -1 for an absolute path: the walk starts at the root
+	start2 int // link, rename: where the existing name's path starts, or -1
+}
+
+func (c *fileCall) close() {
+	for _, fd := range []int{c.start, c.start2} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// A fileOp reads from the task what its operation needs besides the path,
+// and returns the act that carries the operation out; or the errno to
+// answer with.
+type fileOp func(w *Warden, c *fileCall) (fileAct, unix.Errno)
+
+// A fileAct carries out an operation, with a walker from the sandbox's
+// root. It returns a descriptor to install (open), or the errno to answer
+// with.
+type fileAct func(wk *walker) (fd int, errno unix.Errno)
+
+// fileOps are the operations on names, by op.
+var fileOps = map[op]fileOp{
+	opOpen:     openOp,
+	opMkdir:    makeNodeOp,
+	opMknod:    makeNodeOp,
+	opSymlink:  symlinkOp,
+	opLink:     linkOp,
+	opRename:   renameOp,
+	opTruncate: truncateOp,
+}
+
+func openOp(w *Warden, c *fileCall) (fileAct, unix.Errno) {
+	return func(wk *walker) (int, unix.Errno) {
+		return w.open(c.t, wk, c.start, c.path, c.req)
+	}, 0
+}
+
+// makeNodeOp is mkdir and mknod.
+func makeNodeOp(w *Warden, c *fileCall) (fileAct, unix.Errno) {
+	return func(wk *walker) (int, unix.Errno) {
+		return -1, w.makeNode(c.t, wk, c.start, c.path, c.req)
+	}, 0
+}
+
+// symlinkOp reads the link's content.
+func symlinkOp(w *Warden, c *fileCall) (fileAct, unix.Errno) {
+	target, err := c.t.string(c.req.target)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	return w.holdingNames(func(wk *walker) (int, unix.Errno) {
+		return -1, w.symlink(wk, c.start, c.path, target)
+	}), 0
+}
+
+// linkOp reads the existing name's path, and opens where it starts.
+func linkOp(w *Warden, c *fileCall) (fileAct, unix.Errno) {
+	path2, err := c.t.string(c.req.path2)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	if path2 == "" && c.req.flags&unix.AT_EMPTY_PATH != 0 {
+		// Linking a descriptor needs a capability the task lacks.
+		return nil, unix.ENOENT
+	}
+	start2, err := c.t.start(c.req.dirfd2, path2)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	c.start2 = start2
+	return w.holdingNames(func(wk *walker) (int, unix.Errno) {
+		return -1, w.link(wk, c.start2, path2, c.start, c.path, c.req)
+	}), 0
+}
+
+// renameOp reads the existing name's path, and opens where it starts.
+func renameOp(w *Warden, c *fileCall) (fileAct, unix.Errno) {
+	path2, err := c.t.string(c.req.path2)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	start2, err := c.t.start(c.req.dirfd2, path2)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	c.start2 = start2
+	return w.holdingNames(func(wk *walker) (int, unix.Errno) {
+		return -1, w.rename(wk, c.start2, path2, c.start, c.path, c.req)
+	}), 0
+}
+
+func truncateOp(w *Warden, c *fileCall) (fileAct, unix.Errno) {
+	return func(wk *walker) (int, unix.Errno) {
+		return -1, w.truncate(wk, c.start, c.path, c.req.length)
+	}, 0
+}
+
+// holdingNames is act holding the names of the sandbox's sockets for
+// reading: a link, rename or symbolic link may not put another file under
+// a name a bind has just made, before the warden records what it made
+// (bind).
+func (w *Warden) holdingNames(act fileAct) fileAct {
+	return func(wk *walker) (int, unix.Errno) {
 		w.sockets.names.RLock()
 		defer w.sockets.names.RUnlock()
+		return act(wk)
 	}
-	switch req.op {
-	case opOpen:
-		return w.open(t, wk, start, path, req)
-	case opMkdir, opMknod:
-		return -1, w.makeNode(t, wk, start, path, req)
-	case opSymlink:
-		return -1, w.symlink(wk, start, path, target)
-	case opLink:
-		return -1, w.link(t, wk, start2, path2, start, path, req)
-	case opRename:
-		return -1, w.rename(wk, start2, path2, start, path, req)
-	case opTruncate:
-		return -1, w.truncate(wk, start, path, req.length)
-	}
-	return -1, unix.ENOSYS
 }

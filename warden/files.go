@@ -64,7 +64,7 @@ func (w *Warden) symlink(wk *walker, start int, path, target string) unix.Errno 
 // link makes a hard link. The existing file is resolved to a descriptor and
 // linked through the warden's own /proc/self/fd, the way an unprivileged
 // process links a file it holds open.
-func (w *Warden) link(t *task, wk *walker, start2 int, path2 string, start int, path string, req request) unix.Errno {
+func (w *Warden) link(wk *walker, start2 int, path2 string, start int, path string, req request) unix.Errno {
 	if req.flags&^uint64(unix.AT_SYMLINK_FOLLOW|unix.AT_EMPTY_PATH) != 0 {
 		return unix.EINVAL
 	}

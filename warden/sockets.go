@@ -354,14 +354,6 @@ func (w *Warden) abstractRoute(name []byte) route {
 	return refused
 }
 
-func (w *Warden) walkerFor(t *task) (*walker, error) {
-	root, err := w.sandboxRoot(t)
-	if err != nil {
-		return nil, err
-	}
-	return &walker{root: root, self: t.ids}, nil
-}
-
 // bind gives the task's socket addr. A path is made through the walk's
 // directory, from the worker's working directory so that a long name fits,
 // and the file made is recorded as the sandbox's own.

@@ -149,6 +149,15 @@ func (w *Warden) sandboxRoot(t *task) (int, error) {
 	return root, nil
 }
 
+// walkerFor is a walker for t's paths, from the sandbox's root.
+func (w *Warden) walkerFor(t *task) (*walker, error) {
+	root, err := w.sandboxRoot(t)
+	if err != nil {
+		return nil, err
+	}
+	return &walker{root: root, self: t.ids}, nil
+}
+
 func errnoOf(err error) unix.Errno {
 	if err == nil {
 		return 0
