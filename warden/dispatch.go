@@ -8,8 +8,9 @@ import (
 )
 
 // From a notification to its answer: the call's registers are decoded into
-// a request (filter.go), which carryOut carries out on a name, or
-// socketCall (sockets.go) on a socket.
+// a request (filter.go), whose op is one entry of a table of operations:
+// on a name (fileOps, carried out by carryOut) or on a socket (socketOps
+// in sockets.go, by socketCall).
 
 // handle answers one notification: a call the filter names is decoded and
 // carried out, and its result, or a descriptor installed in the task, is
@@ -34,7 +35,7 @@ func (w *Warden) handle(n *notif, r *turn) {
 	t := &task{tid: int(n.pid), id: n.id, turn: r}
 	req := c.decode(n.args)
 	if req.op >= opBind {
-		val, errno := w.socketCall(n, t, req)
+		val, errno := w.socketCall(t, req)
 		w.deliver(n.id, answer(w.listener, n.id, val, errno))
 		return
 	}

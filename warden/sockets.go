@@ -119,9 +119,16 @@ type message struct {
 	flags   int
 }
 
-// socketCall carries out a bind, connect or send for the task. It returns
-// the call's result (a send's byte or message count) or its errno.
-func (w *Warden) socketCall(n *notif, t *task, req request) (int64, unix.Errno) {
+// socketCall carries out a bind, connect or send for the task, on its own
+// socket: the call's operation (socketOps) reads what it needs from the
+// task, and acts once everything is known to be read from the task that
+// asked. It returns the call's result (a send's byte or message count) or
+// its errno.
+func (w *Warden) socketCall(t *task, req request) (int64, unix.Errno) {
+	read, ok := socketOps[req.op]
+	if !ok {
+		return 0, unix.ENOSYS
+	}
 	pidfd, err := t.pidfd()
 	if err != nil {
 		return 0, errnoOf(err)
@@ -137,60 +144,104 @@ func (w *Warden) socketCall(n *notif, t *task, req request) (int64, unix.Errno) 
 		return 0, errnoOf(err)
 	}
 	s.task, s.pidfd = t, pidfd
-	var msgs []message
-	var addr []byte
-	switch req.op {
-	case opBind, opConnect:
-		if addr, err = t.read(req.addr, min(uint64(req.addrLen), maxAddr+1)); err != nil {
-			return 0, errnoOf(err)
-		}
-	case opSendto:
-		m := message{flags: int(req.flags)}
-		if m.name, err = t.read(req.addr, min(uint64(req.addrLen), maxAddr+1)); err != nil {
-			return 0, errnoOf(err)
-		}
-		size, errno := s.dataSize(uint64(req.length))
-		if errno != 0 {
-			return 0, errno
-		}
-		if m.data, err = t.read(req.buf, size); err != nil {
-			return 0, errnoOf(err)
-		}
-		msgs = []message{m}
-	case opSendmsg:
-		m, errno := s.readMsg(req.msg, int(req.flags))
-		if errno != 0 {
-			return 0, errno
-		}
-		msgs = []message{m}
-	case opSendmmsg:
-		for i := range min(req.vlen, maxMsgs) {
-			m, errno := s.readMsg(req.msg+uint64(i)*mmsghdrSize, int(req.flags))
-			if errno != 0 {
-				if i == 0 {
-					return 0, errno
-				}
-				break
-			}
-			msgs = append(msgs, m)
-		}
-	}
-	if len(addr) > maxAddr {
-		return 0, unix.EINVAL
+	act, errno := read(w, s, req)
+	if errno != 0 {
+		return 0, errno
 	}
 	// Everything is read: make sure it was read from the task that asked.
-	if !valid(w.listener, n.id) {
+	if !valid(w.listener, t.id) {
 		return 0, unix.ENOENT
 	}
-	switch req.op {
-	case opBind:
-		return 0, w.bind(s, addr)
-	case opConnect:
-		return 0, w.connect(s, addr)
-	case opSendmmsg:
-		return w.sendMessages(s, req.msg, msgs)
+	return act()
+}
+
+// A socketOp reads from the task what its operation needs (an address,
+// messages), and returns the act that carries the operation out on s; or
+// the errno to answer with.
+type socketOp func(w *Warden, s *socket, req request) (socketAct, unix.Errno)
+
+// A socketAct carries out an operation: it returns the call's result or
+// its errno.
+type socketAct func() (int64, unix.Errno)
+
+// socketOps are the operations on sockets, by op.
+var socketOps = map[op]socketOp{
+	opBind:     bindOp,
+	opConnect:  connectOp,
+	opSendto:   sendtoOp,
+	opSendmsg:  sendmsgOp,
+	opSendmmsg: sendmmsgOp,
+}
+
+func bindOp(w *Warden, s *socket, req request) (socketAct, unix.Errno) {
+	addr, errno := s.readAddr(req)
+	if errno != 0 {
+		return nil, errno
 	}
-	return w.send(s, msgs[0])
+	return func() (int64, unix.Errno) { return 0, w.bind(s, addr) }, 0
+}
+
+func connectOp(w *Warden, s *socket, req request) (socketAct, unix.Errno) {
+	addr, errno := s.readAddr(req)
+	if errno != 0 {
+		return nil, errno
+	}
+	return func() (int64, unix.Errno) { return 0, w.connect(s, addr) }, 0
+}
+
+func sendtoOp(w *Warden, s *socket, req request) (socketAct, unix.Errno) {
+	t := s.task
+	m := message{flags: int(req.flags)}
+	var err error
+	if m.name, err = t.read(req.addr, min(uint64(req.addrLen), maxAddr+1)); err != nil {
+		return nil, errnoOf(err)
+	}
+	size, errno := s.dataSize(uint64(req.length))
+	if errno != 0 {
+		return nil, errno
+	}
+	if m.data, err = t.read(req.buf, size); err != nil {
+		return nil, errnoOf(err)
+	}
+	return func() (int64, unix.Errno) { return w.send(s, m) }, 0
+}
+
+func sendmsgOp(w *Warden, s *socket, req request) (socketAct, unix.Errno) {
+	m, errno := s.readMsg(req.msg, int(req.flags))
+	if errno != 0 {
+		return nil, errno
+	}
+	return func() (int64, unix.Errno) { return w.send(s, m) }, 0
+}
+
+// sendmmsgOp reads up to maxMsgs messages; one that cannot be read ends
+// them, and fails the call only if it is the first.
+func sendmmsgOp(w *Warden, s *socket, req request) (socketAct, unix.Errno) {
+	var msgs []message
+	for i := range min(req.vlen, maxMsgs) {
+		m, errno := s.readMsg(req.msg+uint64(i)*mmsghdrSize, int(req.flags))
+		if errno != 0 {
+			if i == 0 {
+				return nil, errno
+			}
+			break
+		}
+		msgs = append(msgs, m)
+	}
+	return func() (int64, unix.Errno) { return w.sendMessages(s, req.msg, msgs) }, 0
+}
+
+// readAddr copies a bind's or connect's address from the task: a byte
+// more than an address can hold at most, so that a longer one is refused.
+func (s *socket) readAddr(req request) ([]byte, unix.Errno) {
+	addr, err := s.task.read(req.addr, min(uint64(req.addrLen), maxAddr+1))
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	if len(addr) > maxAddr {
+		return nil, unix.EINVAL
+	}
+	return addr, 0
 }
 
 // A socket is the task's socket, held by the warden.
