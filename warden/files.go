@@ -144,13 +144,15 @@ func (w *Warden) rename(wk *walker, start2 int, path2 string, start int, path st
 	return errnoOf(unix.Renameat2(from.dir, from.name, to.dir, to.name, uint(req.flags)))
 }
 
-// Opens that would make a name; the rest never reach the warden.
+// The terminals an open treats apart (openSpecial).
 const (
 	ttyMajor     = 5 // /dev/tty is 5:0, /dev/console 5:1
 	ttyMinor     = 0
 	consoleMinor = 1
 )
 
+// open carries out an open that would make a name or write a file; the
+// rest never reach the warden.
 func (w *Warden) open(t *task, wk *walker, start int, path string, req request) (int, unix.Errno) {
 	flags := int(req.flags)
 	follow := flags&(unix.O_NOFOLLOW|unix.O_EXCL) == 0
@@ -165,6 +167,7 @@ func (w *Warden) open(t *task, wk *walker, start int, path string, req request) 
 	}
 }
 
+// openOnce walks to the name an open means and checks it, then opens it.
 func (w *Warden) openOnce(t *task, wk *walker, start int, path string, flags int, mode uint32, follow bool) (int, unix.Errno) {
 	r, err := wk.walk(start, path, follow)
 	if err != nil {
@@ -192,32 +195,36 @@ func (w *Warden) openOnce(t *task, wk *walker, start int, path string, flags int
 	// Never the warden's own controlling terminal, and never blocking the
 	// warden on a FIFO's other end.
 	flags |= unix.O_NOCTTY | unix.O_CLOEXEC
-	var st unix.Stat_t
-	var statErr error
 	if r.file >= 0 {
-		statErr = unix.Fstat(r.file, &st)
-	} else {
-		statErr = unix.Fstatat(r.dir, r.name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if w.copyName(r) {
-			return w.openCopy(r, flags, statErr)
+		return w.openHeld(t, r, flags)
+	}
+	return w.openNamed(t, r, flags, mode)
+}
+
+// openHeld opens the file the walk holds (r.file: a process's fd/N led to
+// it) through the warden's own descriptor of it.
+func (w *Warden) openHeld(t *task, r resolved, flags int) (int, unix.Errno) {
+	var st unix.Stat_t
+	if unix.Fstat(r.file, &st) == nil {
+		if fd, errno, special := w.openSpecial(t, r, &st, flags); special {
+			return fd, errno
 		}
+	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", r.file), flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW), 0)
+	return fd, errnoOf(err)
+}
+
+// openNamed opens the file named r.name in r.dir, or makes it.
+func (w *Warden) openNamed(t *task, r resolved, flags int, mode uint32) (int, unix.Errno) {
+	var st unix.Stat_t
+	statErr := unix.Fstatat(r.dir, r.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if w.copyName(r) {
+		return w.openCopy(r, flags, statErr)
 	}
 	if statErr == nil {
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFCHR:
-			if unix.Major(st.Rdev) == ttyMajor && unix.Minor(st.Rdev) == ttyMinor {
-				return t.openCtty(flags)
-			}
-			if unix.Major(st.Rdev) == ttyMajor && unix.Minor(st.Rdev) == consoleMinor {
-				return -1, unix.EACCES
-			}
-		case unix.S_IFIFO:
-			return w.openFIFO(t, r, flags)
+		if fd, errno, special := w.openSpecial(t, r, &st, flags); special {
+			return fd, errno
 		}
-	}
-	if r.file >= 0 {
-		fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", r.file), flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW), 0)
-		return fd, errnoOf(err)
 	}
 	if statErr == nil && flags&unix.O_EXCL == 0 {
 		// An existing file is opened, not made: no umask to read. If it is
@@ -232,6 +239,27 @@ func (w *Warden) openOnce(t *task, wk *walker, start int, path string, flags int
 	}
 	fd, err := unix.Openat(r.dir, r.name, flags|unix.O_NOFOLLOW, mode)
 	return fd, errnoOf(err)
+}
+
+// openSpecial opens an existing file (st) that no open may reach as it
+// would any other: /dev/tty, which means the task's terminal; /dev/console,
+// refused; a FIFO, whose open may wait for its other end. special is false
+// for any other file.
+func (w *Warden) openSpecial(t *task, r resolved, st *unix.Stat_t, flags int) (fd int, errno unix.Errno, special bool) {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFCHR:
+		if unix.Major(st.Rdev) == ttyMajor && unix.Minor(st.Rdev) == ttyMinor {
+			fd, errno = t.openCtty(flags)
+			return fd, errno, true
+		}
+		if unix.Major(st.Rdev) == ttyMajor && unix.Minor(st.Rdev) == consoleMinor {
+			return -1, unix.EACCES, true
+		}
+	case unix.S_IFIFO:
+		fd, errno = w.openFIFO(t, r, flags)
+		return fd, errno, true
+	}
+	return -1, 0, false
 }
 
 // openCtty opens the task's controlling terminal, which is what /dev/tty
