@@ -1,6 +1,8 @@
 package warden
 
 import (
+	"cmp"
+	"fmt"
 	"os"
 	"strings"
 
@@ -131,6 +133,48 @@ func sameKeys(ruled, names []string) bool {
 type dirRule struct {
 	DirRule
 	fd int // O_PATH
+}
+
+// openDirRules opens the directories of rules, by their identity: two
+// rules of one directory are one, with the names of both.
+func openDirRules(rules []DirRule) (map[fileID]dirRule, error) {
+	dirs := map[fileID]dirRule{}
+	for _, d := range rules {
+		fd, err := unix.Open(d.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("warden: %s: %w", d.Dir, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("warden: %s: %w", d.Dir, err)
+		}
+		id := fileID{st.Dev, st.Ino}
+		if old, ok := dirs[id]; ok {
+			unix.Close(fd)
+			d.Names = append(old.Names, d.Names...)
+			fd = old.fd
+		}
+		dirs[id] = dirRule{d, fd}
+	}
+	return dirs, nil
+}
+
+// inNamedDirs are the names of rules by directory name, then entry name,
+// both as keys (foldname.Key), each with why it is refused.
+func inNamedDirs(rules []NamedDir) map[string]map[string]string {
+	named := map[string]map[string]string{}
+	for _, d := range rules {
+		dir := foldname.Key(d.Dir)
+		if named[dir] == nil {
+			named[dir] = map[string]string{}
+		}
+		for _, n := range d.Names {
+			// A refusal is known by its reason: none may be empty.
+			named[dir][foldname.Key(n)] = cmp.Or(d.Why, "a program outside obeys it")
+		}
+	}
+	return named
 }
 
 // refuse says why name may not be made or written in dir, and with which

@@ -23,7 +23,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
 	"golang.org/x/sys/unix"
 )
 
@@ -64,7 +63,7 @@ type Warden struct {
 // one that does not exist is an error, because its names could then be
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
-	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, dirs: map[fileID]dirRule{}, inNamed: map[string]map[string]string{}, insideOnly: r.InsideOnly,
+	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, insideOnly: r.InsideOnly,
 		sockets: ownSockets{files: map[fileID]int{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
 	if r.Helper != nil {
 		w.helper = newHelperClient(int(r.Helper.Fd()))
@@ -76,16 +75,7 @@ func New(listener int, r Rules) (*Warden, error) {
 		}
 		w.siblings = s
 	}
-	for _, d := range r.InNamedDirs {
-		dir := foldname.Key(d.Dir)
-		if w.inNamed[dir] == nil {
-			w.inNamed[dir] = map[string]string{}
-		}
-		for _, n := range d.Names {
-			// A refusal is known by its reason: none may be empty.
-			w.inNamed[dir][foldname.Key(n)] = cmp.Or(d.Why, "a program outside obeys it")
-		}
-	}
+	w.inNamed = inNamedDirs(r.InNamedDirs)
 	if r.GitStore != nil {
 		s, err := openGitStore(*r.GitStore)
 		if err != nil {
@@ -105,23 +95,8 @@ func New(listener int, r Rules) (*Warden, error) {
 	for _, d := range r.Private {
 		w.private[d] = true
 	}
-	for _, d := range r.Dirs {
-		fd, err := unix.Open(d.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("warden: %s: %w", d.Dir, err)
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("warden: %s: %w", d.Dir, err)
-		}
-		id := fileID{st.Dev, st.Ino}
-		if old, ok := w.dirs[id]; ok {
-			unix.Close(fd)
-			d.Names = append(old.Names, d.Names...)
-			fd = old.fd
-		}
-		w.dirs[id] = dirRule{d, fd}
+	if w.dirs, err = openDirRules(r.Dirs); err != nil {
+		return nil, err
 	}
 	return w, nil
 }
