@@ -8,9 +8,9 @@ import (
 )
 
 // From a notification to its answer: the call's registers are decoded into
-// a request (filter.go), whose op is one entry of a table of operations:
-// on a name (fileOps, carried out by carryOut) or on a socket (socketOps
-// in sockets.go, by socketCall).
+// a request (filter.go), and its op picks the operation that carries it
+// out from one of two tables: of operations on names (fileOps, run by
+// carryOut) or on sockets (socketOps in sockets.go, run by socketCall).
 
 // handle answers one notification: a call the filter names is decoded and
 // carried out, and its result, or a descriptor installed in the task, is
@@ -83,7 +83,7 @@ const (
 	opLink
 	opRename
 	opTruncate
-	opBind
+	opBind // and those after it: on sockets (socketOps)
 	opConnect
 	opSendto
 	opSendmsg
