@@ -84,19 +84,7 @@ func (d *sockDiag) vfs(sockIno uint32) (dev, ino uint32, err error) {
 		}
 		d.fd, d.opened = fd, true
 	}
-	ne := binary.NativeEndian
-	req := make([]byte, unix.NLMSG_HDRLEN+diagReqSize)
-	ne.PutUint32(req[0:], uint32(len(req)))
-	ne.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
-	ne.PutUint16(req[6:], unix.NLM_F_REQUEST)
-	ne.PutUint32(req[8:], sockIno) // the sequence number: this request's own
-	b := req[unix.NLMSG_HDRLEN:]
-	b[0] = unix.AF_UNIX
-	ne.PutUint32(b[4:], ^uint32(0)) // every state
-	ne.PutUint32(b[8:], sockIno)
-	ne.PutUint32(b[12:], udiagShowVFS)
-	ne.PutUint32(b[16:], ^uint32(0)) // no cookie
-	ne.PutUint32(b[20:], ^uint32(0))
+	req := diagRequest(sockIno)
 	if err := retryEINTR(func() error { return unix.Sendto(d.fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}) }); err != nil {
 		return 0, 0, err
 	}
@@ -117,28 +105,59 @@ func (d *sockDiag) vfs(sockIno uint32) (dev, ino uint32, err error) {
 			}
 			switch m.Header.Type {
 			case unix.NLMSG_ERROR:
-				if len(m.Data) >= 4 {
-					if e := int32(ne.Uint32(m.Data)); e < 0 {
-						return 0, 0, unix.Errno(-e)
-					}
-				}
-				return 0, 0, unix.ENOENT
+				return 0, 0, diagError(m.Data)
 			case unix.SOCK_DIAG_BY_FAMILY:
-				if len(m.Data) < diagMsgSize || ne.Uint32(m.Data[4:]) != sockIno {
-					return 0, 0, unix.ENOENT
-				}
-				for a := m.Data[diagMsgSize:]; len(a) >= unix.SizeofRtAttr; {
-					l, typ := int(ne.Uint16(a)), ne.Uint16(a[2:])
-					if l < unix.SizeofRtAttr || l > len(a) {
-						break
-					}
-					if typ == unixDiagVFS && l >= unix.SizeofRtAttr+8 {
-						return ne.Uint32(a[unix.SizeofRtAttr+4:]), ne.Uint32(a[unix.SizeofRtAttr:]), nil
-					}
-					a = a[min((l+3)&^3, len(a)):]
-				}
-				return 0, 0, unix.ENOENT // bound to no file
+				return diagVFS(m.Data, sockIno)
 			}
 		}
 	}
+}
+
+// diagRequest asks for the file the unix socket with inode sockIno is
+// bound to; the request's sequence number is the inode too.
+func diagRequest(sockIno uint32) []byte {
+	ne := binary.NativeEndian
+	req := make([]byte, unix.NLMSG_HDRLEN+diagReqSize)
+	ne.PutUint32(req[0:], uint32(len(req)))
+	ne.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
+	ne.PutUint16(req[6:], unix.NLM_F_REQUEST)
+	ne.PutUint32(req[8:], sockIno) // the sequence number: this request's own
+	b := req[unix.NLMSG_HDRLEN:]
+	b[0] = unix.AF_UNIX
+	ne.PutUint32(b[4:], ^uint32(0)) // every state
+	ne.PutUint32(b[8:], sockIno)
+	ne.PutUint32(b[12:], udiagShowVFS)
+	ne.PutUint32(b[16:], ^uint32(0)) // no cookie
+	ne.PutUint32(b[20:], ^uint32(0))
+	return req
+}
+
+// diagError is the error an NLMSG_ERROR answer carries, ENOENT if none.
+func diagError(data []byte) error {
+	if len(data) >= 4 {
+		if e := int32(binary.NativeEndian.Uint32(data)); e < 0 {
+			return unix.Errno(-e)
+		}
+	}
+	return unix.ENOENT
+}
+
+// diagVFS reads the device and inode of the file the socket sockIno is
+// bound to from its struct unix_diag_msg and the attributes after it.
+func diagVFS(data []byte, sockIno uint32) (dev, ino uint32, err error) {
+	ne := binary.NativeEndian
+	if len(data) < diagMsgSize || ne.Uint32(data[4:]) != sockIno {
+		return 0, 0, unix.ENOENT
+	}
+	for a := data[diagMsgSize:]; len(a) >= unix.SizeofRtAttr; {
+		l, typ := int(ne.Uint16(a)), ne.Uint16(a[2:])
+		if l < unix.SizeofRtAttr || l > len(a) {
+			break
+		}
+		if typ == unixDiagVFS && l >= unix.SizeofRtAttr+8 {
+			return ne.Uint32(a[unix.SizeofRtAttr+4:]), ne.Uint32(a[unix.SizeofRtAttr:]), nil
+		}
+		a = a[min((l+3)&^3, len(a)):]
+	}
+	return 0, 0, unix.ENOENT // bound to no file
 }

@@ -171,31 +171,7 @@ func ServeHelper(fd int) error {
 		data := append([]byte{}, buf[17+alen:n]...)
 		go func() {
 			defer closeAll(fds)
-			var val int64
-			var errno unix.Errno
-			switch {
-			case op == helperBind && len(fds) == 2:
-				// A path: from the directory the warden's walk started
-				// at, with the task's umask (flags).
-				binds.Lock()
-				unix.Umask(flags)
-				if err := unix.Fchdir(fds[1]); err != nil {
-					errno = errnoOf(err)
-				} else {
-					errno = rawBind(fds[0], addr)
-				}
-				binds.Unlock()
-			case op == helperBind:
-				errno = rawBind(fds[0], addr)
-			case op == helperConnect:
-				errno = rawSockCall(unix.SYS_CONNECT, fds[0], addr)
-			case op == helperSend:
-				var sent int
-				sent, errno = rawSendmsg(fds[0], addr, data, nil, flags)
-				val = int64(sent)
-			default:
-				errno = unix.EINVAL
-			}
+			val, errno := helperDo(op, flags, fds, addr, data, &binds)
 			out := binary.NativeEndian.AppendUint64(nil, id)
 			out = binary.NativeEndian.AppendUint32(out, uint32(errno))
 			out = binary.NativeEndian.AppendUint64(out, uint64(val))
@@ -210,6 +186,32 @@ func ServeHelper(fd int) error {
 			}
 		}()
 	}
+}
+
+// helperDo makes a request's call on the socket fds[0]; binds is held by
+// a bind to a path, which changes the process's working directory and
+// umask.
+func helperDo(op byte, flags int, fds []int, addr, data []byte, binds *sync.Mutex) (val int64, errno unix.Errno) {
+	switch {
+	case op == helperBind && len(fds) == 2:
+		// A path: from the directory the warden's walk started at, with
+		// the task's umask (flags).
+		binds.Lock()
+		defer binds.Unlock()
+		unix.Umask(flags)
+		if err := unix.Fchdir(fds[1]); err != nil {
+			return 0, errnoOf(err)
+		}
+		return 0, rawBind(fds[0], addr)
+	case op == helperBind:
+		return 0, rawBind(fds[0], addr)
+	case op == helperConnect:
+		return 0, rawSockCall(unix.SYS_CONNECT, fds[0], addr)
+	case op == helperSend:
+		sent, errno := rawSendmsg(fds[0], addr, data, nil, flags)
+		return int64(sent), errno
+	}
+	return 0, unix.EINVAL
 }
 
 // retryEINTR makes call again while a signal interrupts it: a record of

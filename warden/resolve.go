@@ -56,6 +56,9 @@ func (r resolved) close() {
 // follow also a last component that is a symbolic link. The last name is
 // returned unresolved, so the caller acts on exactly the name it checked:
 // "." for a path that ends at a directory ("/", "a/..", a link to "/").
+//
+// Complexity: one loop over the components, and one switch over what each
+// step found; the cases are the walk's rules, read best side by side.
 func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
 	if path == "" {
 		return resolved{}, unix.ENOENT
@@ -81,16 +84,19 @@ func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
 		c := comps[0]
 		comps = comps[1:]
 		last := len(comps) == 0
-		if last && !follow && c != "." && c != ".." {
+		// named: c is the last component and a name, not "." or "..":
+		// the name the walk returns, unless a link to follow.
+		named := last && c != "." && c != ".."
+		if named && !follow {
 			return w.final(cur, c, borrowed)
 		}
 		step := w.step
-		if last && c != "." && c != ".." {
+		if named {
 			step = w.stepLast
 		}
 		next, target, kind, err := step(cur, c, &procPID)
 		switch {
-		case err == unix.ENOENT && last && c != "." && c != "..":
+		case err == unix.ENOENT && named:
 			return w.final(cur, c, borrowed) // to be created
 		case err != nil:
 			return fail(err)
@@ -107,7 +113,7 @@ func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
 		case last && kind == jumped:
 			leave()
 			return resolved{dir: -1, file: next}, nil
-		case last && c != "." && c != "..":
+		case named:
 			if next >= 0 {
 				unix.Close(next)
 			}
@@ -125,7 +131,7 @@ func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
 // name, not a descriptor: next is -1 then. The names /proc treats apart go
 // through step.
 func (w *walker) stepLast(cur int, c string, procPID *string) (next int, target string, kind found, err error) {
-	if c == "self" || c == "thread-self" || isDigits(c) {
+	if procNamed(c) {
 		return w.step(cur, c, procPID)
 	}
 	var st unix.Stat_t
@@ -192,26 +198,13 @@ func (w *walker) step(cur int, c string, procPID *string) (next int, target stri
 		next, err = dup(cur)
 		return next, "", isFile, err
 	case "..":
-		if same(cur, w.root) {
-			next, err = dup(cur)
-		} else {
-			next, err = unix.Openat(cur, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		}
+		next, err = w.parent(cur)
 		*procPID = ""
 		return next, "", isFile, err
 	}
-	if (c == "self" || c == "thread-self" || isDigits(c)) && onProc(cur) && isProcRoot(cur) {
-		switch c {
-		case "self", "thread-self":
-			w.viaProc = true
-			tgid, tid, err := w.self()
-			if err != nil {
-				return -1, "", isFile, err
-			}
-			if c == "self" {
-				return -1, tgid, isLink, nil
-			}
-			return -1, tgid + "/task/" + tid, isLink, nil
+	if procNamed(c) && onProc(cur) && isProcRoot(cur) {
+		if c == "self" || c == "thread-self" {
+			return w.selfLink(c)
 		}
 		*procPID = c
 	}
@@ -237,6 +230,32 @@ func (w *walker) step(cur int, c string, procPID *string) (next int, target stri
 		return -1, "", isFile, err
 	}
 	return -1, target, isLink, nil
+}
+
+// parent opens the directory above cur; the root is its own.
+func (w *walker) parent(cur int) (int, error) {
+	if same(cur, w.root) {
+		return dup(cur)
+	}
+	return unix.Openat(cur, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+// procNamed reports whether c is one of the names the root of /proc treats
+// apart: self, thread-self, or a PID.
+func procNamed(c string) bool { return c == "self" || c == "thread-self" || isDigits(c) }
+
+// selfLink is what /proc/self or /proc/thread-self (c) means for the task:
+// a link to its own PID directory, or to its thread's there.
+func (w *walker) selfLink(c string) (int, string, found, error) {
+	w.viaProc = true
+	tgid, tid, err := w.self()
+	if err != nil {
+		return -1, "", isFile, err
+	}
+	if c == "self" {
+		return -1, tgid, isLink, nil
+	}
+	return -1, tgid + "/task/" + tid, isLink, nil
 }
 
 // procLink follows a link in /proc. The few plain links there (mounts,

@@ -119,9 +119,16 @@ type message struct {
 	flags   int
 }
 
-// socketCall carries out a bind, connect or send for the task. It returns
-// the call's result (a send's byte or message count) or its errno.
-func (w *Warden) socketCall(n *notif, t *task, req request) (int64, unix.Errno) {
+// socketCall carries out a bind, connect or send for the task, on its own
+// socket: the call's operation (socketOps) reads what it needs from the
+// task, and acts once everything is known to be read from the task that
+// asked. It returns the call's result (a send's byte or message count) or
+// its errno.
+func (w *Warden) socketCall(t *task, req request) (int64, unix.Errno) {
+	read, ok := socketOps[req.op]
+	if !ok {
+		return 0, unix.ENOSYS
+	}
 	pidfd, err := t.pidfd()
 	if err != nil {
 		return 0, errnoOf(err)
@@ -137,60 +144,104 @@ func (w *Warden) socketCall(n *notif, t *task, req request) (int64, unix.Errno) 
 		return 0, errnoOf(err)
 	}
 	s.task, s.pidfd = t, pidfd
-	var msgs []message
-	var addr []byte
-	switch req.op {
-	case opBind, opConnect:
-		if addr, err = t.read(req.addr, min(uint64(req.addrLen), maxAddr+1)); err != nil {
-			return 0, errnoOf(err)
-		}
-	case opSendto:
-		m := message{flags: int(req.flags)}
-		if m.name, err = t.read(req.addr, min(uint64(req.addrLen), maxAddr+1)); err != nil {
-			return 0, errnoOf(err)
-		}
-		size, errno := s.dataSize(uint64(req.length))
-		if errno != 0 {
-			return 0, errno
-		}
-		if m.data, err = t.read(req.buf, size); err != nil {
-			return 0, errnoOf(err)
-		}
-		msgs = []message{m}
-	case opSendmsg:
-		m, errno := s.readMsg(req.msg, int(req.flags))
-		if errno != 0 {
-			return 0, errno
-		}
-		msgs = []message{m}
-	case opSendmmsg:
-		for i := range min(req.vlen, maxMsgs) {
-			m, errno := s.readMsg(req.msg+uint64(i)*mmsghdrSize, int(req.flags))
-			if errno != 0 {
-				if i == 0 {
-					return 0, errno
-				}
-				break
-			}
-			msgs = append(msgs, m)
-		}
-	}
-	if len(addr) > maxAddr {
-		return 0, unix.EINVAL
+	act, errno := read(w, s, req)
+	if errno != 0 {
+		return 0, errno
 	}
 	// Everything is read: make sure it was read from the task that asked.
-	if !valid(w.listener, n.id) {
+	if !valid(w.listener, t.id) {
 		return 0, unix.ENOENT
 	}
-	switch req.op {
-	case opBind:
-		return 0, w.bind(s, addr)
-	case opConnect:
-		return 0, w.connect(s, addr)
-	case opSendmmsg:
-		return w.sendMessages(s, req.msg, msgs)
+	return act()
+}
+
+// A socketOp reads from the task what its operation needs (an address,
+// messages), and returns the act that carries the operation out on s; or
+// the errno to answer with.
+type socketOp func(w *Warden, s *socket, req request) (socketAct, unix.Errno)
+
+// A socketAct carries out an operation: it returns the call's result or
+// its errno.
+type socketAct func() (int64, unix.Errno)
+
+// socketOps are the operations on sockets, by op.
+var socketOps = map[op]socketOp{
+	opBind:     bindOp,
+	opConnect:  connectOp,
+	opSendto:   sendtoOp,
+	opSendmsg:  sendmsgOp,
+	opSendmmsg: sendmmsgOp,
+}
+
+func bindOp(w *Warden, s *socket, req request) (socketAct, unix.Errno) {
+	addr, errno := s.readAddr(req)
+	if errno != 0 {
+		return nil, errno
 	}
-	return w.send(s, msgs[0])
+	return func() (int64, unix.Errno) { return 0, w.bind(s, addr) }, 0
+}
+
+func connectOp(w *Warden, s *socket, req request) (socketAct, unix.Errno) {
+	addr, errno := s.readAddr(req)
+	if errno != 0 {
+		return nil, errno
+	}
+	return func() (int64, unix.Errno) { return 0, w.connect(s, addr) }, 0
+}
+
+func sendtoOp(w *Warden, s *socket, req request) (socketAct, unix.Errno) {
+	t := s.task
+	m := message{flags: int(req.flags)}
+	var err error
+	if m.name, err = t.read(req.addr, min(uint64(req.addrLen), maxAddr+1)); err != nil {
+		return nil, errnoOf(err)
+	}
+	size, errno := s.dataSize(uint64(req.length))
+	if errno != 0 {
+		return nil, errno
+	}
+	if m.data, err = t.read(req.buf, size); err != nil {
+		return nil, errnoOf(err)
+	}
+	return func() (int64, unix.Errno) { return w.send(s, m) }, 0
+}
+
+func sendmsgOp(w *Warden, s *socket, req request) (socketAct, unix.Errno) {
+	m, errno := s.readMsg(req.msg, int(req.flags))
+	if errno != 0 {
+		return nil, errno
+	}
+	return func() (int64, unix.Errno) { return w.send(s, m) }, 0
+}
+
+// sendmmsgOp reads up to maxMsgs messages; one that cannot be read ends
+// them, and fails the call only if it is the first.
+func sendmmsgOp(w *Warden, s *socket, req request) (socketAct, unix.Errno) {
+	var msgs []message
+	for i := range min(req.vlen, maxMsgs) {
+		m, errno := s.readMsg(req.msg+uint64(i)*mmsghdrSize, int(req.flags))
+		if errno != 0 {
+			if i == 0 {
+				return nil, errno
+			}
+			break
+		}
+		msgs = append(msgs, m)
+	}
+	return func() (int64, unix.Errno) { return w.sendMessages(s, req.msg, msgs) }, 0
+}
+
+// readAddr copies a bind's or connect's address from the task: a byte
+// more than an address can hold at most, so that a longer one is refused.
+func (s *socket) readAddr(req request) ([]byte, unix.Errno) {
+	addr, err := s.task.read(req.addr, min(uint64(req.addrLen), maxAddr+1))
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	if len(addr) > maxAddr {
+		return nil, unix.EINVAL
+	}
+	return addr, 0
 }
 
 // A socket is the task's socket, held by the warden.
@@ -257,29 +308,9 @@ func (s *socket) readMsg(addr uint64, flags int) (message, unix.Errno) {
 			return message{}, unix.EINVAL
 		}
 	}
-	if iovLen > maxIovecs {
-		return message{}, unix.EMSGSIZE
-	}
-	vec, err := t.read(iov, iovLen*iovecSize)
-	if err != nil {
-		return message{}, errnoOf(err)
-	}
-	var total uint64
-	for i := range iovLen {
-		total += le.Uint64(vec[i*iovecSize+8:])
-	}
-	size, errno := s.dataSize(total)
-	if errno != 0 {
+	var errno unix.Errno
+	if m.data, errno = s.readIovecs(iov, iovLen); errno != 0 {
 		return message{}, errno
-	}
-	m.data = make([]byte, 0, size)
-	for i := uint64(0); i < iovLen && uint64(len(m.data)) < size; i++ {
-		base, n := le.Uint64(vec[i*iovecSize:]), le.Uint64(vec[i*iovecSize+8:])
-		part, err := t.read(base, min(n, size-uint64(len(m.data))))
-		if err != nil {
-			return message{}, errnoOf(err)
-		}
-		m.data = append(m.data, part...)
 	}
 	if control != 0 && controlLen > 0 {
 		if controlLen > maxControl {
@@ -290,6 +321,38 @@ func (s *socket) readMsg(addr uint64, flags int) (message, unix.Errno) {
 		}
 	}
 	return m, 0
+}
+
+// readIovecs copies the data an array of iovLen struct iovec at iov
+// points to from the task, as much of it as dataSize lets a send take.
+func (s *socket) readIovecs(iov, iovLen uint64) ([]byte, unix.Errno) {
+	t := s.task
+	le := binary.NativeEndian
+	if iovLen > maxIovecs {
+		return nil, unix.EMSGSIZE
+	}
+	vec, err := t.read(iov, iovLen*iovecSize)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	var total uint64
+	for i := range iovLen {
+		total += le.Uint64(vec[i*iovecSize+8:])
+	}
+	size, errno := s.dataSize(total)
+	if errno != 0 {
+		return nil, errno
+	}
+	data := make([]byte, 0, size)
+	for i := uint64(0); i < iovLen && uint64(len(data)) < size; i++ {
+		base, n := le.Uint64(vec[i*iovecSize:]), le.Uint64(vec[i*iovecSize+8:])
+		part, err := t.read(base, min(n, size-uint64(len(data))))
+		if err != nil {
+			return nil, errnoOf(err)
+		}
+		data = append(data, part...)
+	}
+	return data, 0
 }
 
 // A unix socket address, parsed.
@@ -354,32 +417,37 @@ func (w *Warden) abstractRoute(name []byte) route {
 	return refused
 }
 
-func (w *Warden) walkerFor(t *task) (*walker, error) {
-	root, err := w.sandboxRoot(t)
-	if err != nil {
-		return nil, err
-	}
-	return &walker{root: root, self: t.ids}, nil
-}
-
-// bind gives the task's socket addr. A path is made through the walk's
-// directory, from the worker's working directory so that a long name fits,
-// and the file made is recorded as the sandbox's own.
+// bind gives the task's socket addr: an address of another family, or an
+// unnamed one, as it is; an abstract name where the sandbox may use it; a
+// path through the warden's walk (bindPath).
 func (w *Warden) bind(s *socket, addr []byte) unix.Errno {
 	a, ok := parseUnix(addr)
 	if s.domain != unix.AF_UNIX || !ok {
 		return rawBind(s.fd, addr)
 	}
 	if a.abstract {
-		switch w.abstractRoute(addr[3:]) {
-		case byHelper:
-			_, errno := w.helperCall(helperBind, s, []int{s.fd}, addr, nil, 0)
-			return errno
-		case direct:
-			return rawBind(s.fd, addr)
-		}
-		return unix.EPERM
+		return w.bindAbstract(s, addr)
 	}
+	return w.bindPath(s, a.path, addr)
+}
+
+// bindAbstract binds the task's socket to an abstract name, by the route
+// the sandbox's network allows, or refuses it.
+func (w *Warden) bindAbstract(s *socket, addr []byte) unix.Errno {
+	switch w.abstractRoute(addr[3:]) {
+	case byHelper:
+		_, errno := w.helperCall(helperBind, s, []int{s.fd}, addr, nil, 0)
+		return errno
+	case direct:
+		return rawBind(s.fd, addr)
+	}
+	return unix.EPERM
+}
+
+// bindPath binds the task's socket to path, addr's: the walk finds its
+// directory and the rules check its name; the socket helper then makes it
+// (bindFree).
+func (w *Warden) bindPath(s *socket, path string, addr []byte) unix.Errno {
 	if w.helper == nil {
 		return unix.EPERM
 	}
@@ -387,14 +455,14 @@ func (w *Warden) bind(s *socket, addr []byte) unix.Errno {
 	if err != nil {
 		return errnoOf(err)
 	}
-	start, err := s.task.start(atFDCWD, a.path)
+	start, err := s.task.start(atFDCWD, path)
 	if err != nil {
 		return errnoOf(err)
 	}
 	if start >= 0 {
 		defer unix.Close(start)
 	}
-	r, err := wk.walk(start, a.path, false)
+	r, err := wk.walk(start, path, false)
 	if err != nil {
 		return errnoOf(err)
 	}
@@ -414,20 +482,28 @@ func (w *Warden) bind(s *socket, addr []byte) unix.Errno {
 	if err != nil {
 		return errnoOf(err)
 	}
-	// The helper binds with the task's own address (the kernel keeps it as
-	// given), from the very descriptor the walk started at. No link, rename
-	// or symbolic link is made meanwhile, and the name must be free (as
-	// the kernel's bind demands), so the file it makes is the one the walk
-	// checked; whether it is, the kernel says after (boundAt).
+	from := start
+	if from < 0 {
+		from = wk.root
+	}
+	return w.bindFree(s, r, from, addr, umask)
+}
+
+// bindFree has the socket helper bind the task's socket at r, a name the
+// walk found from the directory from and the rules let through, and
+// records the file made as the sandbox's own.
+//
+// The helper binds with the task's own address (the kernel keeps it as
+// given), from the very descriptor the walk started at. No link, rename
+// or symbolic link is made meanwhile, and the name must be free (as the
+// kernel's bind demands), so the file it makes is the one the walk
+// checked; whether it is, the kernel says after (boundAt).
+func (w *Warden) bindFree(s *socket, r resolved, from int, addr []byte, umask uint32) unix.Errno {
 	w.sockets.names.Lock()
 	defer w.sockets.names.Unlock()
 	var st unix.Stat_t
 	if err := unix.Fstatat(r.dir, r.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != unix.ENOENT {
 		return unix.EADDRINUSE
-	}
-	from := start
-	if from < 0 {
-		from = wk.root
 	}
 	if _, e := w.helperCall(helperBind, s, []int{s.fd, from}, addr, nil, int(umask)); e != 0 {
 		return e

@@ -1,0 +1,350 @@
+package warden
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
+	"golang.org/x/sys/unix"
+)
+
+// What the warden refuses: the rules a launcher gives New, and the checks
+// every operation makes on the name it is about to make or write.
+
+// A Name is a name never created outside the sandbox's own file systems.
+// Every name of the rules is refused in all the spellings a file system
+// could take for it (foldname.Same, ADR 0033).
+type Name struct {
+	Name string
+	Why  string
+}
+
+// A DirRule refuses Names directly in the directory Dir.
+type DirRule struct {
+	Dir   string
+	Names []string
+	Why   string
+}
+
+// A PathRule refuses making or writing anything at or below Path: a
+// protected path that did not exist at launch, should a program outside
+// make it during the session.
+type PathRule struct {
+	Path string
+	Why  string
+}
+
+// A NamedDir is a directory name (".git") and the names refused in every
+// directory of that name.
+type NamedDir struct {
+	Dir   string
+	Names []string
+	Why   string
+}
+
+// Rules are what the warden refuses.
+type Rules struct {
+	// Outside names are refused in every directory the outside can see:
+	// every file system but the sandbox's own.
+	Outside []Name
+	// Private are the sandbox's own file systems (its tmpfs mounts), given
+	// by device number: what is made there vanishes with the session.
+	Private []uint64
+	Dirs    []DirRule
+	Paths   []PathRule
+	// InNamedDirs are names refused, with everything below them, in every
+	// directory of a given name the outside sees, whenever it appeared:
+	// git outside obeys a ".git" directory's config and hooks in any
+	// repository, also one made outside during the session.
+	InNamedDirs []NamedDir
+	// PrivateNetwork says the sandbox has a network namespace of its own
+	// (network = allowlist): every abstract unix socket name in it is the
+	// sandbox's. Otherwise it shares the container's abstract names, and
+	// the warden refuses them.
+	PrivateNetwork bool
+	// Helper is the launcher's end of the socket helper's connection
+	// (helper.go), nil without one; AbstractScoped says Landlock confines
+	// the helper, and the whole sandbox, to its own abstract sockets.
+	Helper         *os.File
+	AbstractScoped bool
+	// Siblings, when set, are the directories the sandboxes of one user
+	// and workspace share for Claude Code's background service (ADR 0026).
+	Siblings *Siblings
+	// GitStore, when set, is where a new ".git" is made instead of where
+	// the outside sees it (ADR 0034).
+	GitStore *GitStore
+	// InsideOnly are paths inside where the git store is bound (ADR 0034):
+	// directly on those mounts, as on the sandbox's own file systems, no
+	// outside name and no named directory's rule applies.
+	InsideOnly []string
+	// CopyThrough are names of Dirs a copy in the git store is bound on
+	// (ADR 0034): the sandbox may write them while they are that copy.
+	CopyThrough []CopyThrough
+}
+
+// A CopyThrough is a name in Dir on which the file Store, the sandbox's
+// own copy of what the name holds outside, is bound (paths outside).
+type CopyThrough struct {
+	Dir, Name, Store string
+}
+
+// A GitStore is the workspace's directory of git directories made during
+// its sessions: Dir outside, bound at Inside in the sandbox. A ".git"
+// directory or file the sandbox makes where the outside can see it is made
+// in Dir under a new name, and the ".git" is a link to that name under
+// Inside: inside, git follows it; outside, the link leads nowhere, and git
+// looks for a repository further up as if the directory were a plain one.
+type GitStore struct {
+	Dir    string
+	Inside string
+}
+
+type fileID struct{ dev, ino uint64 }
+
+// A pathRule is a PathRule with the keys of its path's components.
+type pathRule struct {
+	PathRule
+	keys []string
+}
+
+// pathKeys are the keys of the components of a slash-separated path.
+func pathKeys(p string) []string {
+	keys := strings.Split(p, "/")
+	for i, c := range keys {
+		keys[i] = foldname.Key(c)
+	}
+	return keys
+}
+
+// sameKeys reports whether the components names are those of ruled, one
+// for one (keys both).
+func sameKeys(ruled, names []string) bool {
+	for i := range ruled {
+		if !foldname.SameKey(ruled[i], names[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// A dirRule is a DirRule with its directory held open.
+type dirRule struct {
+	DirRule
+	fd int // O_PATH
+}
+
+// openDirRules opens the directories of rules, by their identity: two
+// rules of one directory are one, with the names of both.
+func openDirRules(rules []DirRule) (map[fileID]dirRule, error) {
+	dirs := map[fileID]dirRule{}
+	for _, d := range rules {
+		fd, err := unix.Open(d.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("warden: %s: %w", d.Dir, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("warden: %s: %w", d.Dir, err)
+		}
+		id := fileID{st.Dev, st.Ino}
+		if old, ok := dirs[id]; ok {
+			unix.Close(fd)
+			d.Names = append(old.Names, d.Names...)
+			fd = old.fd
+		}
+		dirs[id] = dirRule{d, fd}
+	}
+	return dirs, nil
+}
+
+// inNamedDirs are the names of rules by directory name, then entry name,
+// both as keys (foldname.Key), each with why it is refused.
+func inNamedDirs(rules []NamedDir) map[string]map[string]string {
+	named := map[string]map[string]string{}
+	for _, d := range rules {
+		dir := foldname.Key(d.Dir)
+		if named[dir] == nil {
+			named[dir] = map[string]string{}
+		}
+		for _, n := range d.Names {
+			// A refusal is known by its reason: none may be empty.
+			named[dir][foldname.Key(n)] = cmp.Or(d.Why, "a program outside obeys it")
+		}
+	}
+	return named
+}
+
+// refuse says why name may not be made or written in dir, and with which
+// errno: a rule's name is read-only (EROFS, as its read-only mount would
+// answer), an outside name is not permitted (EPERM). It returns "" and 0
+// for a name the sandbox may use.
+func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno) {
+	private, why, errno := w.refuseByRule(dir, name, emptyDir)
+	if errno != 0 || private {
+		return why, errno
+	}
+	for _, n := range w.outside {
+		if foldname.Same(n.Name, name) {
+			return n.Why, unix.EPERM
+		}
+	}
+	return "", 0
+}
+
+// refuseByRule is refuse without the outside names: the rules of the plan
+// alone. private reports a directory on one of the sandbox's own file
+// systems.
+func (w *Warden) refuseByRule(dir int, name string, emptyDir bool) (private bool, why string, errno unix.Errno) {
+	var st unix.Stat_t
+	if err := unix.Fstat(dir, &st); err != nil {
+		return false, "cannot tell what directory this is", unix.EPERM
+	}
+	if w.isCopy(fileID{st.Dev, st.Ino}, dir, name) {
+		return false, "", 0 // the sandbox's own copy of what the name holds outside
+	}
+	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok {
+		for _, n := range r.Names {
+			if foldname.Same(n, name) {
+				return false, r.Why, unix.EROFS
+			}
+		}
+	}
+	private = w.private[st.Dev]
+	if !private && (len(w.paths) > 0 || len(w.inNamed) > 0 || len(w.onlyMounts) > 0) {
+		p := fdPath(dir)
+		if w.onInsideOnly(p, dir) {
+			return true, "", 0
+		}
+		if why, onTheWay := w.underPathRule(p + "/" + name); why != "" && !(onTheWay && emptyDir) {
+			return false, why, unix.EROFS
+		}
+	}
+	return private, "", 0
+}
+
+// isOutsideName reports whether name is an outside name as written.
+func (w *Warden) isOutsideName(name string) bool {
+	for _, n := range w.outside {
+		if n.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// check refuses a name, reporting it; it returns the errno to answer with,
+// or 0.
+func (w *Warden) check(r resolved) unix.Errno { return w.checkMake(r, false) }
+
+// checkMake is check for a call that makes an empty directory when
+// emptyDir is set: one may be made on the way to a path rule's path.
+func (w *Warden) checkMake(r resolved, emptyDir bool) unix.Errno {
+	var why, path string
+	var errno unix.Errno
+	if r.dir >= 0 {
+		why, errno = w.refuse(r.dir, r.name, emptyDir)
+		if errno != 0 {
+			path = fdPath(r.dir) + "/" + r.name
+		}
+	} else {
+		why, errno = w.ruledFile(r.file)
+		if errno != 0 {
+			path = fdPath(r.file)
+		}
+	}
+	if errno != 0 && w.Refused != nil {
+		w.Refused(path, why)
+	}
+	return errno
+}
+
+// checkRule refuses r only for the rules (a directory's names, a missing
+// protected path), not the outside names: an existing ".git" may be moved
+// or linked (the workspace's are mount points, which cannot be).
+func (w *Warden) checkRule(r resolved) unix.Errno {
+	if r.dir < 0 {
+		return w.check(r)
+	}
+	why, errno := w.refuse(r.dir, r.name, false)
+	if errno != unix.EROFS {
+		return 0
+	}
+	if w.Refused != nil {
+		w.Refused(fdPath(r.dir)+"/"+r.name, why)
+	}
+	return errno
+}
+
+// ruledFile checks a file reached through /proc (a process's fd/N), whose
+// name the walk never saw: it is refused if it is what one of the rules'
+// names is now. Only regular files and directories can be; the rest
+// (pipes, terminals, /dev/null) are let through at once.
+func (w *Warden) ruledFile(fd int) (string, unix.Errno) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "cannot tell what file this is", unix.EPERM
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
+		return "", 0
+	}
+	if p := fdPath(fd); !w.private[st.Dev] && !w.onInsideOnly(p, fd) {
+		if why, _ := w.underPathRule(p); why != "" {
+			return why, unix.EROFS
+		}
+	}
+	for _, r := range w.dirs {
+		for _, n := range r.Names {
+			var nst unix.Stat_t
+			if unix.Fstatat(r.fd, n, &nst, unix.AT_SYMLINK_NOFOLLOW) == nil && nst.Dev == st.Dev && nst.Ino == st.Ino {
+				return r.Why, unix.EROFS
+			}
+		}
+	}
+	return "", 0
+}
+
+// underPathRule returns why p, a path as the sandbox sees it, is at or
+// below a path rule's path or one of the names refused in a directory of
+// its name (git's own in a ".git" directory), or "". onTheWay reports a p that only leads to a path rule's
+// path: there an empty directory may be made, and nothing else.
+func (w *Warden) underPathRule(p string) (why string, onTheWay bool) {
+	keys := pathKeys(p)
+	for _, r := range w.paths {
+		if len(keys) >= len(r.keys) && sameKeys(r.keys, keys[:len(r.keys)]) {
+			return r.Why, false
+		}
+	}
+	for i := 0; i+1 < len(keys); i++ {
+		if why := w.namedWhy(keys[i], keys[i+1]); why != "" {
+			return why, false
+		}
+	}
+	for _, r := range w.paths {
+		if len(keys) < len(r.keys) && sameKeys(r.keys[:len(keys)], keys) {
+			return r.Why, true
+		}
+	}
+	return "", false
+}
+
+// namedWhy says why the entry name is refused in a directory named dir
+// (keys both), or "".
+func (w *Warden) namedWhy(dir, name string) string {
+	if foldname.Exact(dir) && foldname.Exact(name) {
+		return w.inNamed[dir][name]
+	}
+	for d, names := range w.inNamed {
+		if !foldname.SameKey(d, dir) {
+			continue
+		}
+		for n, why := range names {
+			if foldname.SameKey(n, name) {
+				return why
+			}
+		}
+	}
+	return ""
+}
