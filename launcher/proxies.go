@@ -69,24 +69,11 @@ func newServices(pr *Prepared, authL net.Listener, stderr io.Writer) (*services,
 			Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr,
 		}}
 	}
-	for _, n := range pr.Plan.OutsideNames {
-		s.rules.Outside = append(s.rules.Outside, warden.Name{Name: n.Name, Why: n.Why})
-	}
-	for _, r := range pr.Plan.NameRules {
-		s.rules.Dirs = append(s.rules.Dirs, warden.DirRule{Dir: r.Dir, Names: r.Names, Why: r.Why})
-	}
-	for _, r := range pr.Plan.PathRules {
-		s.rules.Paths = append(s.rules.Paths, warden.PathRule{Path: r.Path, Why: r.Why})
-	}
-	for _, d := range pr.Plan.InNamedDirs {
-		s.rules.InNamedDirs = append(s.rules.InNamedDirs, warden.NamedDir{Dir: d.Dir, Names: d.Names, Why: d.Why})
-	}
+	// The plan states the name rules in the warden's own types.
+	s.rules.Outside, s.rules.Dirs, s.rules.Paths = pr.Plan.OutsideNames, pr.Plan.NameRules, pr.Plan.PathRules
+	s.rules.InNamedDirs, s.rules.InsideOnly, s.rules.CopyThrough = pr.Plan.InNamedDirs, pr.Plan.InsideOnly, pr.Plan.CopyThrough
 	if pr.Plan.GitStore != "" {
 		s.rules.GitStore = &warden.GitStore{Dir: pr.Plan.GitStore, Inside: layout.InsideGitStore}
-	}
-	s.rules.InsideOnly = pr.Plan.InsideOnly
-	for _, c := range pr.Plan.CopyThrough {
-		s.rules.CopyThrough = append(s.rules.CopyThrough, warden.CopyThrough{Dir: c.Dir, Name: c.Name, Store: c.Store})
 	}
 	s.rules.PrivateNetwork = pr.Plan.PrivateNetwork()
 	s.rules.Siblings = pr.Siblings

@@ -8,6 +8,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 )
 
 // Build checks the conf against this launch and returns the plan: Resolve,
@@ -222,7 +223,7 @@ func (p *Plan) writable(c *Conf, r *Resolved) {
 			p.add(OpBind, m.source, m.path, RuleGitStore, m.why)
 			p.add(OpRoBind, m.source+launchCopy, layout.InsideRepoConfig, RuleGitStore,
 				"the repository's configuration as this launch read it, for verify: inside, the repository's own name leads to the sandbox's copy")
-			p.CopyThrough = append(p.CopyThrough, CopyThrough{Dir: filepath.Dir(m.path), Name: filepath.Base(m.path), Store: m.source})
+			p.CopyThrough = append(p.CopyThrough, namerule.CopyThrough{Dir: filepath.Dir(m.path), Name: filepath.Base(m.path), Store: m.source})
 		}
 	}
 	p.NameRules, p.PathRules = r.nameRules, r.pathRules

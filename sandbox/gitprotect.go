@@ -10,6 +10,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/gitconfig"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,7 +21,7 @@ import (
 // write of that is held here: in every git directory the entries below, and
 // around them the files their configuration (and the system's and the
 // user's) names. What cannot be held by a mount, because it is missing, is
-// a NameRule the launcher's supervisor enforces.
+// a name rule (namerule.InDir) the warden enforces.
 
 // gitDirEntries are what git reads in a git directory that runs a program,
 // sends git to other files or repositories, or answers git (a socket). This
@@ -54,7 +55,7 @@ var gitDirEntries = []struct {
 
 // A hold is a path to keep read-only. One that exists is bound read-only
 // and the directories on its way pinned; a missing one's first missing
-// component is refused to the sandbox by a NameRule, and so is the name of
+// component is refused to the sandbox by a name rule, and so is the name of
 // one that exists (a program outside that replaces it dissolves the
 // mount).
 type hold struct {
@@ -64,8 +65,8 @@ type hold struct {
 	// policy names); without it a link's name is refused and what it leads
 	// to held (a path git configuration names).
 	exact bool
-	pin   bool   // an existing directory only pinned, not made read-only (a NameRule's directory)
-	why   string // the NameRule's reason
+	pin   bool   // an existing directory only pinned, not made read-only (a name rule's directory)
+	why   string // the name rule's reason
 	// store, when set, is a directory of the workspace's git store bound
 	// at path instead (ADR 0034): what the sandbox makes there is seen
 	// only inside. With copy, it is a file the launcher copies path to
@@ -623,7 +624,7 @@ func (s *gitScan) resolve(value string, bases []string) []string {
 // already holds need no rule; a name that a mount holds still does,
 // because a program outside may replace or remove what is there during the
 // session, and with it the mount.
-func nameRules(mounts []mount, missing []missingName) []NameRule {
+func nameRules(mounts []mount, missing []missingName) []namerule.InDir {
 	type key struct{ dir, why string }
 	names := map[key][]string{}
 	var keys []key
@@ -645,10 +646,10 @@ func nameRules(mounts []mount, missing []missingName) []NameRule {
 		}
 		return keys[i].why < keys[j].why
 	})
-	out := make([]NameRule, 0, len(keys))
+	out := make([]namerule.InDir, 0, len(keys))
 	for _, k := range keys {
 		sort.Strings(names[k])
-		out = append(out, NameRule{Dir: k.dir, Names: names[k], Why: k.why})
+		out = append(out, namerule.InDir{Dir: k.dir, Names: names[k], Why: k.why})
 	}
 	return out
 }

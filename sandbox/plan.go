@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 )
 
 // Plan is the sandbox of one launch as data: what bwrap makes (the
@@ -37,7 +38,7 @@ type Plan struct {
 	// CopyThrough are the names a copy in the git store is bound on, which
 	// the sandbox may write, a new version renamed over it copied in (ADR
 	// 0034).
-	CopyThrough []CopyThrough
+	CopyThrough []namerule.CopyThrough
 	// Listen are the sockets init opens inside the sandbox's network
 	// namespace for the launcher's proxies: the egress proxy, then the
 	// credential proxy. Empty in open mode.
@@ -46,16 +47,16 @@ type Plan struct {
 	// NameRules are names the sandbox may not create or write in a
 	// directory, because a program outside would obey a file of that name
 	// there (ADR 0014); PathRules are the protected paths missing at launch.
-	NameRules []NameRule
-	PathRules []PathRule
+	NameRules []namerule.InDir
+	PathRules []namerule.Path
 	// InNamedDirs are names refused, with everything below them, in every
 	// directory of a given name the outside sees, whenever it appeared (a
 	// repository or a .claude directory made outside during the session
 	// too).
-	InNamedDirs []NamedDir
+	InNamedDirs []namerule.InNamedDir
 	// OutsideNames are never created where the outside can see them, and
 	// Private are the sandbox's own file systems, where they may be.
-	OutsideNames []OutsideName
+	OutsideNames []namerule.Outside
 	Private      []string
 }
 
@@ -87,10 +88,6 @@ type Made struct {
 
 // A FileCopy is a file the launcher copies before a launch.
 type FileCopy struct{ From, To string }
-
-// A CopyThrough is a copy in the git store bound over Name in Dir: inside,
-// the name is the sandbox's own copy of the file.
-type CopyThrough struct{ Dir, Name, Store string }
 
 // launchCopy names, beside a copy the sandbox writes, the copy as the
 // launch read it.

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
 )
 
@@ -222,15 +223,15 @@ func (pr *protector) mounts() []mount {
 
 // pathRules are the protected paths missing at launch, but for those below
 // a read-only mount, which holds them whenever they appear.
-func pathRules(mounts []mount, missing []missingName) []PathRule {
-	var out []PathRule
+func pathRules(mounts []mount, missing []missingName) []namerule.Path {
+	var out []namerule.Path
 	seen := map[string]bool{}
 	for _, m := range missing {
 		if m.path == "" || seen[m.path] || heldBy(mounts, m.path) {
 			continue
 		}
 		seen[m.path] = true
-		out = append(out, PathRule{Path: m.path, Why: m.why})
+		out = append(out, namerule.Path{Path: m.path, Why: m.why})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out

@@ -10,6 +10,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 )
 
 // Resolved is what a plan is assembled from besides the conf and the
@@ -22,8 +23,8 @@ type Resolved struct {
 	missing      []string // of those, the ones missing, which the launcher creates
 	writes       []write  // allow-write and allow-write-executable lines, resolved
 	held         []mount  // the protections: directories pinned, paths read-only
-	nameRules    []NameRule
-	pathRules    []PathRule
+	nameRules    []namerule.InDir
+	pathRules    []namerule.Path
 	credentials  bool                // Claude Code's login file exists, and the launch covers it
 	egress       *hostaddr.Allowlist // in allowlist mode
 	made         Made                // what the launch makes outside for the mounts

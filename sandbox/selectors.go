@@ -1,6 +1,9 @@
 package sandbox
 
-import "golang.org/x/sys/unix"
+import (
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
+	"golang.org/x/sys/unix"
+)
 
 // A shell prompt, an editor's language support and shell plugins run a
 // toolchain whenever a directory is entered (rustc --version, node
@@ -39,7 +42,7 @@ var selectorFiles = []struct{ name, why string }{
 // selectorDirs are mise's configuration in directories of its own names,
 // refused with everything below them in every directory of that name the
 // outside sees.
-var selectorDirs = []NamedDir{
+var selectorDirs = []namerule.InNamedDir{
 	{Dir: ".config", Names: []string{"mise.toml", "mise"}, Why: whyMise},
 	{Dir: ".mise", Names: []string{"config.toml"}, Why: whyMise},
 	{Dir: "mise", Names: []string{"config.toml"}, Why: whyMise},
@@ -48,10 +51,10 @@ var selectorDirs = []NamedDir{
 // selectorOutsideNames are selectorFiles as names the sandbox may not make
 // where the outside sees them, in any case (a case-insensitive file
 // system finds them in any).
-func selectorOutsideNames() []OutsideName {
-	out := make([]OutsideName, 0, len(selectorFiles))
+func selectorOutsideNames() []namerule.Outside {
+	out := make([]namerule.Outside, 0, len(selectorFiles))
 	for _, f := range selectorFiles {
-		out = append(out, OutsideName{Name: f.name, Why: f.why})
+		out = append(out, namerule.Outside{Name: f.name, Why: f.why})
 	}
 	return out
 }

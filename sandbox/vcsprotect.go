@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,10 +40,10 @@ var vcsDirs = []struct {
 // vcsOutsideNames are the repository directories of vcsDirs: the sandbox
 // may not make one where the outside sees it, in any case (a
 // case-insensitive file system finds it in any).
-func vcsOutsideNames() []OutsideName {
-	var out []OutsideName
+func vcsOutsideNames() []namerule.Outside {
+	var out []namerule.Outside
 	for _, d := range vcsDirs {
-		out = append(out, OutsideName{Name: d.name, Why: d.why + ": a repository made here would be obeyed"})
+		out = append(out, namerule.Outside{Name: d.name, Why: d.why + ": a repository made here would be obeyed"})
 	}
 	return out
 }
@@ -50,10 +51,10 @@ func vcsOutsideNames() []OutsideName {
 // vcsNamedDirs are the entries of vcsDirs that lie directly in the
 // repository directory, refused in every directory of that name the
 // outside sees, whenever it appeared.
-func vcsNamedDirs() []NamedDir {
-	var out []NamedDir
+func vcsNamedDirs() []namerule.InNamedDir {
+	var out []namerule.InNamedDir
 	for _, d := range vcsDirs {
-		nd := NamedDir{Dir: d.name, Why: d.why}
+		nd := namerule.InNamedDir{Dir: d.name, Why: d.why}
 		for _, e := range d.entries {
 			if !strings.Contains(e, "/") {
 				nd.Names = append(nd.Names, e)

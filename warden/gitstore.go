@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
 )
 
@@ -197,13 +198,13 @@ func (w *Warden) onInsideOnly(p string, fd int) bool {
 	return w.onlyMounts[stx.Mnt_id]
 }
 
-// A copyThrough is a CopyThrough by the identity of its copy.
+// A copyThrough is a namerule.CopyThrough by the identity of its copy.
 type copyThrough struct {
 	name  string
 	store fileID
 }
 
-func copyThroughs(cs []CopyThrough) (map[fileID]copyThrough, error) {
+func copyThroughs(cs []namerule.CopyThrough) (map[fileID]copyThrough, error) {
 	out := map[fileID]copyThrough{}
 	for _, c := range cs {
 		var dir, store unix.Stat_t

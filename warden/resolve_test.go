@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
 )
 
@@ -238,8 +239,8 @@ func TestRefuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, err := New(-1, Rules{
-		Outside: []Name{{Name: ".git", Why: "outside"}},
-		Dirs:    []DirRule{{Dir: gitdir, Names: []string{"config.worktree"}, Why: "git reads it"}},
+		Outside: []namerule.Outside{{Name: ".git", Why: "outside"}},
+		Dirs:    []namerule.InDir{{Dir: gitdir, Names: []string{"config.worktree"}, Why: "git reads it"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +274,7 @@ func TestRefuse(t *testing.T) {
 	// made; at and below it nothing.
 	w.private = map[uint64]bool{}
 	settings := filepath.Join(ws, ".claude/settings.json")
-	w.paths = []pathRule{{PathRule{Path: settings, Why: "settings"}, pathKeys(settings)}}
+	w.paths = []pathRule{{namerule.Path{Path: settings, Why: "settings"}, pathKeys(settings)}}
 	for _, tc := range []struct {
 		name     string
 		emptyDir bool
@@ -319,7 +320,7 @@ func TestRefuse(t *testing.T) {
 	if _, errno := w.refuse(openPath(t, filepath.Join(ws, ".GIT")), "COMMONDIR", false); errno != unix.EROFS {
 		t.Errorf("refuse(.GIT/COMMONDIR) = %v, want EROFS", errno)
 	}
-	if _, err := New(-1, Rules{Dirs: []DirRule{{Dir: filepath.Join(ws, "missing")}}}); err == nil {
+	if _, err := New(-1, Rules{Dirs: []namerule.InDir{{Dir: filepath.Join(ws, "missing")}}}); err == nil {
 		t.Error("a rule for a missing directory was accepted")
 	}
 }

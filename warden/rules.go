@@ -7,58 +7,28 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
 )
 
 // What the warden refuses: the rules a launcher gives New, and the checks
 // every operation makes on the name it is about to make or write.
 
-// A Name is a name never created outside the sandbox's own file systems.
-// Every name of the rules is refused in all the spellings a file system
-// could take for it (foldname.Same, ADR 0033).
-type Name struct {
-	Name string
-	Why  string
-}
-
-// A DirRule refuses Names directly in the directory Dir.
-type DirRule struct {
-	Dir   string
-	Names []string
-	Why   string
-}
-
-// A PathRule refuses making or writing anything at or below Path: a
-// protected path that did not exist at launch, should a program outside
-// make it during the session.
-type PathRule struct {
-	Path string
-	Why  string
-}
-
-// A NamedDir is a directory name (".git") and the names refused in every
-// directory of that name.
-type NamedDir struct {
-	Dir   string
-	Names []string
-	Why   string
-}
-
 // Rules are what the warden refuses.
 type Rules struct {
 	// Outside names are refused in every directory the outside can see:
 	// every file system but the sandbox's own.
-	Outside []Name
+	Outside []namerule.Outside
 	// Private are the sandbox's own file systems (its tmpfs mounts), given
 	// by device number: what is made there vanishes with the session.
 	Private []uint64
-	Dirs    []DirRule
-	Paths   []PathRule
+	Dirs    []namerule.InDir
+	Paths   []namerule.Path
 	// InNamedDirs are names refused, with everything below them, in every
 	// directory of a given name the outside sees, whenever it appeared:
 	// git outside obeys a ".git" directory's config and hooks in any
 	// repository, also one made outside during the session.
-	InNamedDirs []NamedDir
+	InNamedDirs []namerule.InNamedDir
 	// PrivateNetwork says the sandbox has a network namespace of its own
 	// (network = allowlist): every abstract unix socket name in it is the
 	// sandbox's. Otherwise it shares the container's abstract names, and
@@ -81,13 +51,7 @@ type Rules struct {
 	InsideOnly []string
 	// CopyThrough are names of Dirs a copy in the git store is bound on
 	// (ADR 0034): the sandbox may write them while they are that copy.
-	CopyThrough []CopyThrough
-}
-
-// A CopyThrough is a name in Dir on which the file Store, the sandbox's
-// own copy of what the name holds outside, is bound (paths outside).
-type CopyThrough struct {
-	Dir, Name, Store string
+	CopyThrough []namerule.CopyThrough
 }
 
 // A GitStore is the workspace's directory of git directories made during
@@ -103,9 +67,9 @@ type GitStore struct {
 
 type fileID struct{ dev, ino uint64 }
 
-// A pathRule is a PathRule with the keys of its path's components.
+// A pathRule is a namerule.Path with the keys of its path's components.
 type pathRule struct {
-	PathRule
+	namerule.Path
 	keys []string
 }
 
@@ -129,15 +93,15 @@ func sameKeys(ruled, names []string) bool {
 	return true
 }
 
-// A dirRule is a DirRule with its directory held open.
+// A dirRule is a namerule.InDir with its directory held open.
 type dirRule struct {
-	DirRule
+	namerule.InDir
 	fd int // O_PATH
 }
 
 // openDirRules opens the directories of rules, by their identity: two
 // rules of one directory are one, with the names of both.
-func openDirRules(rules []DirRule) (map[fileID]dirRule, error) {
+func openDirRules(rules []namerule.InDir) (map[fileID]dirRule, error) {
 	dirs := map[fileID]dirRule{}
 	for _, d := range rules {
 		fd, err := unix.Open(d.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -162,7 +126,7 @@ func openDirRules(rules []DirRule) (map[fileID]dirRule, error) {
 
 // inNamedDirs are the names of rules by directory name, then entry name,
 // both as keys (foldname.Key), each with why it is refused.
-func inNamedDirs(rules []NamedDir) map[string]map[string]string {
+func inNamedDirs(rules []namerule.InNamedDir) map[string]map[string]string {
 	named := map[string]map[string]string{}
 	for _, d := range rules {
 		dir := foldname.Key(d.Dir)

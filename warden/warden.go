@@ -1,6 +1,6 @@
 // Package warden refuses, from outside the sandbox, the names the sandbox
 // may not create: a `.git` wherever the outside can see it, and the names
-// the policy lists per directory (sandbox.NameRule); and it lets a unix
+// the policy lists per directory (namerule.InDir); and it lets a unix
 // socket reach only the sandbox's own sockets (sockets.go, ADR 0024). Programs outside obey
 // files by their names (git enters any directory holding a `.git`); read-only
 // mounts can hold the names that exist at launch, but not the ones that do
@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,7 +36,7 @@ type Warden struct {
 	// the one that asked.
 	rootMu  sync.Mutex
 	root    int
-	outside []Name
+	outside []namerule.Outside
 	private map[uint64]bool
 	dirs    map[fileID]dirRule
 	paths   []pathRule
