@@ -45,7 +45,7 @@ var forbidden = []struct {
 }
 
 // leaves import nothing of this module but other leaves.
-var leaves = []string{"internal/layout", "internal/hostaddr", "internal/envlist", "internal/procstatus", "internal/mountinfo", "internal/atomicfile", "internal/termtext", "internal/foldname"}
+var leaves = []string{"internal/layout", "internal/hostaddr", "internal/envlist", "internal/procstatus", "internal/mountinfo", "internal/atomicfile", "internal/termtext", "internal/foldname", "internal/seccompbpf"}
 
 // deps are the packages of this module that pkg links, directly or not,
 // for this GOOS and GOARCH, relative to the module path.
