@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/seccompbpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -306,6 +307,35 @@ func SeccompProgram() []byte {
 		out = binary.NativeEndian.AppendUint16(out, in.code)
 		out = append(out, in.jt, in.jf)
 		out = binary.NativeEndian.AppendUint32(out, in.k)
+	}
+	return out
+}
+
+// seccompFilter is the table as internal/seccompbpf compiles it.
+func seccompFilter() seccompbpf.Filter {
+	f := seccompbpf.Filter{Arch: nativeArch, SecondABI: x32Bit, Foreign: errno(unix.EPERM), Default: allow}
+	tests := map[test]seccompbpf.Test{isOneOf: seccompbpf.IsOneOf, isNot: seccompbpf.IsNot, hasAny: seccompbpf.HasAny}
+	for _, r := range rules {
+		rule := seccompbpf.Rule{Nr: uint32(r.nr), Action: r.action}
+		for _, c := range r.when {
+			rule.When = append(rule.When, seccompbpf.Cond{Arg: c.arg, Mask: c.mask, Test: tests[c.test], Values: c.values})
+		}
+		f.Rules = append(f.Rules, rule)
+	}
+	return f
+}
+
+// compiledProgram is SeccompProgram, compiled by internal/seccompbpf.
+func compiledProgram() []byte {
+	prog, err := seccompbpf.Compile(seccompFilter())
+	if err != nil {
+		panic(fmt.Sprintf("the seccomp rules do not compile: %v", err))
+	}
+	out := make([]byte, 0, 8*len(prog))
+	for _, in := range prog {
+		out = binary.NativeEndian.AppendUint16(out, in.Op)
+		out = append(out, in.Jt, in.Jf)
+		out = binary.NativeEndian.AppendUint32(out, in.K)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/seccompbpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -228,4 +229,39 @@ func releaseAtLeast(release string, want [2]int) bool {
 		return false
 	}
 	return major > want[0] || (major == want[0] && minor >= want[1])
+}
+
+// compiledProgram is program, compiled by internal/seccompbpf.
+func compiledProgram() ([]insn, error) {
+	f := seccompbpf.Filter{Arch: nativeArch, SecondABI: x32Bit, Foreign: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM), Default: unix.SECCOMP_RET_ALLOW}
+	for _, c := range calls() {
+		action := uint32(retNotify)
+		if c.errno != 0 {
+			action = unix.SECCOMP_RET_ERRNO | uint32(c.errno)
+		}
+		nr := uint32(c.nr)
+		switch {
+		case c.addrArg > 0:
+			// A pointer is null only when both its halves are.
+			null := []seccompbpf.Cond{
+				{Arg: c.addrArg, Test: seccompbpf.IsOneOf, Values: []uint32{0}},
+				{Arg: c.addrArg, High: true, Test: seccompbpf.IsOneOf, Values: []uint32{0}},
+			}
+			f.Rules = append(f.Rules, seccompbpf.Rule{Nr: nr, When: null, Action: unix.SECCOMP_RET_ALLOW}, seccompbpf.Rule{Nr: nr, Action: action})
+		case c.flagsArg >= 0:
+			writes := []seccompbpf.Cond{{Arg: c.flagsArg, Test: seccompbpf.HasAny, Values: []uint32{writeFlags}}}
+			f.Rules = append(f.Rules, seccompbpf.Rule{Nr: nr, When: writes, Action: action})
+		default:
+			f.Rules = append(f.Rules, seccompbpf.Rule{Nr: nr, Action: action})
+		}
+	}
+	raw, err := seccompbpf.Compile(f)
+	if err != nil {
+		return nil, err
+	}
+	prog := make([]insn, len(raw))
+	for i, in := range raw {
+		prog[i] = insn{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}
+	return prog, nil
 }
