@@ -185,7 +185,7 @@ func (f SeccompFilter) Explain() []string {
 		}
 		out = append(out, fmt.Sprintf("seccomp %s %s %s: %s", r.Name, calls, r.Action, r.Why))
 	}
-	return append(out, fmt.Sprintf("seccomp otherwise any other call %s: the filter closes what the mounts and namespaces cannot", f.Otherwise))
+	return append(out, fmt.Sprintf("seccomp otherwise any other call %s: the mounts, the namespaces and the warden confine the rest; this filter closes what they cannot", f.Otherwise))
 }
 
 // String is the condition as the docs write it: "family AF_INET or

@@ -134,8 +134,8 @@ type accumulator struct {
 
 var unknown = accumulator{off: math.MaxUint32}
 
-// A step is an instruction of a rule. The branches of a conditional jump
-// that fail the rule go to the next rule, an offset patch works out once
+// A step is an instruction of a rule. A conditional jump's branch that
+// fails the rule goes to the next rule: patch works out the offset once
 // the rule's length is known.
 type step struct {
 	ins                     bpf.Instruction
@@ -152,14 +152,14 @@ func compileRule(r Rule, acc accumulator) ([]bpf.Instruction, accumulator, error
 	failed := unknown // a rule without conditions always matches
 	for i, c := range r.When {
 		if c.Arg < 0 || c.Arg > 5 {
-			return nil, unknown, fmt.Errorf("argument %d: a syscall's are 0 to 5", c.Arg)
+			return nil, unknown, fmt.Errorf("argument %d: a syscall has arguments 0 to 5", c.Arg)
 		}
 		steps = append(steps, load(&acc, c)...)
-		check, err := check(c)
+		checks, err := check(c)
 		if err != nil {
 			return nil, unknown, err
 		}
-		steps = append(steps, check...)
+		steps = append(steps, checks...)
 		if i == 0 {
 			failed = acc
 		} else if acc != failed {
