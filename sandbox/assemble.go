@@ -38,6 +38,7 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 			"the managed lock-down for a Claude Code started outside the sandbox, covered by the settings for sessions inside, which set none of it: they keep the user's hooks and MCP servers (ADR 0017), and skip the bypass-permissions warning (ADR 0023)")
 	}
 	p.Chdir, p.SeccompFD, p.StatusFD = l.Cwd, SeccompFD, StatusFD
+	p.Seccomp = seccompFilter
 	env := envFromCaller(c, c.NoForge || s.NoForge, l.Environ)
 	p.Listen = network(p, c, l, env, r.credentials)
 	p.Egress = r.egress

@@ -22,6 +22,8 @@ type Plan struct {
 	Chdir      string      // the working directory inside
 	SeccompFD  int         // where bwrap reads the seccomp filter
 	StatusFD   int         // where bwrap writes its JSON status
+	// Seccomp is the syscall filter bwrap reads on SeccompFD.
+	Seccomp SeccompFilter
 
 	Command []string // what bwrap runs, after "--" on its command line: init, then Claude
 	Claude  []string // the command init execs
@@ -178,8 +180,9 @@ const (
 
 // Explain is the plan as `claude-sandbox argv --explain` shows it, one line
 // each: the namespaces, the mounts with their rule, the working directory,
-// and the variables with their source, each with why. Values from the
-// caller and the session token are hidden as in RedactedArgs.
+// the variables with their source, and the seccomp filter's rules, each
+// with why. Values from the caller and the session token are hidden as in
+// RedactedArgs.
 func (p *Plan) Explain() []string {
 	var out []string
 	for _, ns := range p.Namespaces {
@@ -193,7 +196,7 @@ func (p *Plan) Explain() []string {
 	for _, v := range p.Env {
 		out = append(out, fmt.Sprintf("env %s %s=%s: %s", v.Source, v.Name, v.Shown, v.Why))
 	}
-	return out
+	return append(out, p.Seccomp.Explain()...)
 }
 
 // PrivateNetwork reports whether the sandbox has a network namespace of its

@@ -4,56 +4,35 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/seccompbpf"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// run interprets the filter the way the kernel does for one syscall, and
-// returns the action and the index of the instruction that returned it. It
-// is small because the filter only uses absolute loads, and, jeq/jge/jset
-// and ret.
-func run(t *testing.T, prog []byte, arch uint32, nr uint32, args ...uint64) (action uint32, at int) {
+// decode reads the program back from what bwrap is given.
+func decode(prog []byte) []bpf.RawInstruction {
+	var out []bpf.RawInstruction
+	for i := 0; i+8 <= len(prog); i += 8 {
+		out = append(out, bpf.RawInstruction{Op: binary.NativeEndian.Uint16(prog[i:]), Jt: prog[i+2], Jf: prog[i+3], K: binary.NativeEndian.Uint32(prog[i+4:])})
+	}
+	return out
+}
+
+// decide runs the program on the call in x/net/bpf's VM, as the kernel
+// would.
+func decide(t *testing.T, prog []bpf.RawInstruction, c call) SeccompAction {
 	t.Helper()
-	data := make([]byte, 64)
-	binary.NativeEndian.PutUint32(data[0:], nr)
-	binary.NativeEndian.PutUint32(data[4:], arch)
-	for i, a := range args {
-		binary.NativeEndian.PutUint64(data[16+8*i:], a)
+	sc := seccompbpf.Call{Arch: c.arch, Nr: uint32(c.nr)}
+	copy(sc.Args[:], c.args)
+	got, err := seccompbpf.Run(prog, sc)
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
 	}
-	var acc uint32
-	for pc := 0; ; pc++ {
-		if 8*pc+8 > len(prog) {
-			t.Fatalf("program counter %d ran off the end of the filter", pc)
-		}
-		code := binary.NativeEndian.Uint16(prog[8*pc:])
-		jt, jf := prog[8*pc+2], prog[8*pc+3]
-		k := binary.NativeEndian.Uint32(prog[8*pc+4:])
-		jump := func(cond bool) {
-			if cond {
-				pc += int(jt)
-			} else {
-				pc += int(jf)
-			}
-		}
-		switch code {
-		case ldAbs:
-			acc = binary.NativeEndian.Uint32(data[k:])
-		case andK:
-			acc &= k
-		case jeq:
-			jump(acc == k)
-		case jge:
-			jump(acc >= k)
-		case jset:
-			jump(acc&k != 0)
-		case retK:
-			return k, pc
-		default:
-			t.Fatalf("unexpected instruction %#x at %d", code, pc)
-		}
-	}
+	return SeccompAction(got)
 }
 
 type call struct {
@@ -61,7 +40,7 @@ type call struct {
 	arch uint32
 	nr   uintptr
 	args []uint64
-	want uint32
+	want SeccompAction
 }
 
 var (
@@ -134,12 +113,14 @@ func socketCalls() []call {
 	return calls
 }
 
-// TestSeccompRules runs every case through the compiled filter, and fails
-// when a rule of the table answered none of them: each rule has a case
-// that goes red when the rule is removed.
+// TestSeccompRules runs every case through the filter bwrap is given, then
+// through the table compiled without each rule in turn: each rule has a
+// case that goes red when the rule is removed.
 func TestSeccompRules(t *testing.T) {
-	prog := SeccompProgram()
-	_, at := filter()
+	prog := decode(SeccompProgram())
+	if compiled, err := compile(seccompFilter); err != nil || !slices.Equal(prog, compiled) {
+		t.Fatalf("SeccompProgram is not the table's program (%v)", err)
+	}
 	tests := []call{
 		{"TIOCSTI", nativeArch, unix.SYS_IOCTL, []uint64{0, unix.TIOCSTI}, eperm},
 		{"TIOCSTI, high bits set", nativeArch, unix.SYS_IOCTL, []uint64{0, 0xffffffff00000000 | unix.TIOCSTI}, eperm},
@@ -168,27 +149,22 @@ func TestSeccompRules(t *testing.T) {
 			call{"x32 socket(AF_VSOCK)", nativeArch, x32Bit | unix.SYS_SOCKET, []uint64{unix.AF_VSOCK, unix.SOCK_STREAM}, eperm})
 	}
 	tests = append(tests, socketCalls()...)
-	ruleAt := map[int]string{}
-	for i, r := range rules {
-		ruleAt[at[i]] = "rule " + r.name
-	}
-	answered := map[int]bool{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, pc := run(t, prog, tt.arch, uint32(tt.nr), tt.args...)
-			answered[pc] = true
-			if got != tt.want {
-				by, ok := ruleAt[pc]
-				if !ok {
-					by = fmt.Sprintf("no rule: instruction %d", pc)
-				}
-				t.Errorf("filter returned %s (%s), want %s", action(got), by, action(tt.want))
+			if got := decide(t, prog, tt); got != tt.want {
+				t.Errorf("filter returned %s, want %s", got, tt.want)
 			}
 		})
 	}
-	for i, r := range rules {
-		if !answered[at[i]] {
-			t.Errorf("rule %s (%s) answered no case: add one that goes red without it", r.name, r.why)
+	for i, r := range seccompFilter.Rules {
+		without := seccompFilter
+		without.Rules = slices.Delete(slices.Clone(seccompFilter.Rules), i, i+1)
+		withoutProg, err := compile(without)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(tests, func(tt call) bool { return decide(t, withoutProg, tt) != tt.want }) {
+			t.Errorf("rule %s (%s) answered no case: add one that goes red without it", r.Name, r.Why)
 		}
 	}
 }
@@ -215,10 +191,10 @@ func TestSeccompRulesDocumented(t *testing.T) {
 		}
 	}
 	named := map[string]bool{}
-	for _, r := range rules {
-		named[r.name] = true
-		if !documented[r.name] {
-			t.Errorf("docs/policy.md's seccomp table has no row naming the rule %s", r.name)
+	for _, r := range seccompFilter.Rules {
+		named[r.Name] = true
+		if !documented[r.Name] {
+			t.Errorf("docs/policy.md's seccomp table has no row naming the rule %s", r.Name)
 		}
 	}
 	for name := range documented {
@@ -226,14 +202,4 @@ func TestSeccompRulesDocumented(t *testing.T) {
 			t.Errorf("docs/policy.md's seccomp table names %s, which is no rule", name)
 		}
 	}
-}
-
-func action(v uint32) string {
-	switch {
-	case v == unix.SECCOMP_RET_ALLOW:
-		return "ALLOW"
-	case v&0xffff0000 == unix.SECCOMP_RET_ERRNO:
-		return fmt.Sprintf("ERRNO(%s)", unix.ErrnoName(unix.Errno(v&0xffff)))
-	}
-	return fmt.Sprintf("%#x", v)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/seccompbpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -108,71 +109,51 @@ var commonCalls = []call{
 // Calls is every call the filter names, for this architecture.
 func calls() []call { return append(append([]call{}, commonCalls...), legacyCalls...) }
 
-type insn = unix.SockFilter
-
-const (
-	ldAbs = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-	jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-	jge   = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-	jset  = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
-	retK  = unix.BPF_RET | unix.BPF_K
-	// Offsets in struct seccomp_data.
-	offNr   = 0
-	offArch = 4
-)
-
-func offArg(i int) uint32 { return 16 + 8*uint32(i) } // the low 32 bits on little-endian
-
-const retNotify = unix.SECCOMP_RET_USER_NOTIF
-
 // writeFlags are the open flags that make a name or change a file: O_RDONLY
 // is 0, so an open for writing always sets O_WRONLY or O_RDWR.
 const writeFlags = unix.O_CREAT | unix.O_TRUNC | unix.O_WRONLY | unix.O_RDWR
 
-func ret(v uint32) insn { return insn{Code: retK, K: v} }
-
-var (
-	retAllow = ret(unix.SECCOMP_RET_ALLOW)
-	retEPERM = ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
-	loadNr   = insn{Code: ldAbs, K: offNr}
-)
-
-// program is the filter, built from calls.
-func program() []insn {
-	p := []insn{{Code: ldAbs, K: offArch}, {Code: jeq, K: nativeArch, Jt: 1}, retEPERM, loadNr}
-	if x32Bit != 0 {
-		p = append(p, insn{Code: jge, K: x32Bit, Jf: 1}, retEPERM)
-	}
-	for _, c := range calls() {
-		action := ret(retNotify)
+// filter is the table as internal/seccompbpf compiles it: a call of any
+// other ABI than the native one fails with EPERM, and one the table does
+// not name is allowed.
+func filter(table []call) seccompbpf.Filter {
+	allow := uint32(unix.SECCOMP_RET_ALLOW)
+	f := seccompbpf.Filter{Arch: nativeArch, SecondABI: x32Bit, Foreign: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM), Default: allow}
+	for _, c := range table {
+		action := uint32(unix.SECCOMP_RET_USER_NOTIF)
 		if c.errno != 0 {
-			action = ret(unix.SECCOMP_RET_ERRNO | uint32(c.errno))
+			action = unix.SECCOMP_RET_ERRNO | uint32(c.errno)
 		}
-		if c.addrArg > 0 {
-			// jeq nr; a pointer is null only when both its halves are.
-			p = append(p,
-				insn{Code: jeq, K: uint32(c.nr), Jf: 6},
-				insn{Code: ldAbs, K: offArg(c.addrArg)},
-				insn{Code: jeq, K: 0, Jf: 2},
-				insn{Code: ldAbs, K: offArg(c.addrArg) + 4},
-				insn{Code: jeq, K: 0, Jt: 1},
-				action,
-				retAllow)
-			continue
+		nr := uint32(c.nr)
+		switch {
+		case c.addrArg > 0:
+			// A pointer is null only when both its halves are.
+			null := []seccompbpf.Cond{
+				{Arg: c.addrArg, Test: seccompbpf.IsOneOf, Values: []uint32{0}},
+				{Arg: c.addrArg, High: true, Test: seccompbpf.IsOneOf, Values: []uint32{0}},
+			}
+			f.Rules = append(f.Rules, seccompbpf.Rule{Nr: nr, When: null, Action: allow}, seccompbpf.Rule{Nr: nr, Action: action})
+		case c.flagsArg >= 0:
+			writes := []seccompbpf.Cond{{Arg: c.flagsArg, Test: seccompbpf.HasAny, Values: []uint32{writeFlags}}}
+			f.Rules = append(f.Rules, seccompbpf.Rule{Nr: nr, When: writes, Action: action})
+		default:
+			f.Rules = append(f.Rules, seccompbpf.Rule{Nr: nr, Action: action})
 		}
-		if c.flagsArg < 0 {
-			p = append(p, insn{Code: jeq, K: uint32(c.nr), Jf: 1}, action)
-			continue
-		}
-		// jeq nr; load the flags; jset writeFlags; notify; allow.
-		p = append(p,
-			insn{Code: jeq, K: uint32(c.nr), Jf: 4},
-			insn{Code: ldAbs, K: offArg(c.flagsArg)},
-			insn{Code: jset, K: writeFlags, Jf: 1},
-			action,
-			retAllow)
 	}
-	return append(p, retAllow)
+	return f
+}
+
+// program is the filter as seccomp(2) takes it.
+func program() ([]unix.SockFilter, error) {
+	raw, err := seccompbpf.Compile(filter(calls()))
+	if err != nil {
+		return nil, err
+	}
+	prog := make([]unix.SockFilter, len(raw))
+	for i, in := range raw {
+		prog[i] = unix.SockFilter{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}
+	return prog, nil
 }
 
 // Install puts the warden's filter on the calling thread and returns the
@@ -187,7 +168,10 @@ func Install() (int, error) {
 	if err := KernelSupports(); err != nil {
 		return -1, err
 	}
-	prog := program()
+	prog, err := program()
+	if err != nil {
+		return -1, fmt.Errorf("the warden's filter does not compile: %w", err)
+	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
 	for {

@@ -3,70 +3,64 @@ package warden
 import (
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/seccompbpf"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// run interprets the filter as the kernel would for one call: the filter
-// uses only absolute loads, jeq/jge/jset and ret.
-func run(t *testing.T, prog []insn, arch, nr uint32, args ...uint64) uint32 {
+// decide runs the program on one call in x/net/bpf's VM, as the kernel
+// would.
+func decide(t *testing.T, prog []bpf.RawInstruction, arch, nr uint32, args ...uint64) uint32 {
 	t.Helper()
-	var a [6]uint64
-	copy(a[:], args)
-	var acc uint32
-	for pc := 0; pc < len(prog); pc++ {
-		in := prog[pc]
-		jump := func(cond bool) {
-			if cond {
-				pc += int(in.Jt)
-			} else {
-				pc += int(in.Jf)
-			}
-		}
-		switch in.Code {
-		case ldAbs:
-			switch k := in.K; {
-			case k == offNr:
-				acc = nr
-			case k == offArch:
-				acc = arch
-			case k >= 16 && k < 64 && (k-16)%8 == 0:
-				acc = uint32(a[(k-16)/8])
-			case k >= 16 && k < 64 && (k-16)%8 == 4:
-				acc = uint32(a[(k-16)/8] >> 32)
-			default:
-				t.Fatalf("load of offset %d", k)
-			}
-		case jeq:
-			jump(acc == in.K)
-		case jge:
-			jump(acc >= in.K)
-		case jset:
-			jump(acc&in.K != 0)
-		case retK:
-			return in.K
-		default:
-			t.Fatalf("unexpected instruction %#x at %d", in.Code, pc)
-		}
+	c := seccompbpf.Call{Arch: arch, Nr: nr}
+	copy(c.Args[:], args)
+	got, err := seccompbpf.Run(prog, c)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("the filter ran off its end")
-	return 0
+	return got
 }
 
+// compile is the program of the table.
+func compile(t *testing.T, table []call) []bpf.RawInstruction {
+	t.Helper()
+	prog, err := seccompbpf.Compile(filter(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog
+}
+
+type filterCase struct {
+	name string
+	arch uint32
+	nr   uintptr
+	args []uint64
+	want uint32
+}
+
+// TestFilter runs every case through the filter, then through the table
+// compiled without each call in turn: each call has a case that goes red
+// when it is removed.
 func TestFilter(t *testing.T) {
-	prog := program()
+	prog := compile(t, calls())
+	installed, err := program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(prog, installed, func(in bpf.RawInstruction, got unix.SockFilter) bool {
+		return got == unix.SockFilter{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}) {
+		t.Fatal("the installed filter is not the table's program")
+	}
 	notify := uint32(unix.SECCOMP_RET_USER_NOTIF)
 	allow := uint32(unix.SECCOMP_RET_ALLOW)
 	enosys := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
 	eperm := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
-	tests := []struct {
-		name string
-		arch uint32
-		nr   uintptr
-		args []uint64
-		want uint32
-	}{
+	tests := []filterCase{
 		{"openat with O_CREAT", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_CREAT | unix.O_WRONLY}, notify},
 		{"openat for writing", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_WRONLY | unix.O_APPEND}, notify},
 		{"openat for reading and writing", nativeArch, unix.SYS_OPENAT, []uint64{0, 0, unix.O_RDWR}, notify},
@@ -101,26 +95,20 @@ func TestFilter(t *testing.T) {
 		if c.flagsArg >= 0 {
 			args[c.flagsArg] = unix.O_CREAT
 		}
-		tests = append(tests, struct {
-			name string
-			arch uint32
-			nr   uintptr
-			args []uint64
-			want uint32
-		}{c.name, nativeArch, c.nr, args, notify})
+		tests = append(tests, filterCase{c.name, nativeArch, c.nr, args, notify})
 	}
 	if x32Bit != 0 {
-		tests = append(tests, struct {
-			name string
-			arch uint32
-			nr   uintptr
-			args []uint64
-			want uint32
-		}{"x32 mkdir", nativeArch, x32Bit | unix.SYS_MKDIRAT, nil, eperm})
+		tests = append(tests, filterCase{"x32 mkdir", nativeArch, x32Bit | unix.SYS_MKDIRAT, nil, eperm})
 	}
 	for _, tc := range tests {
-		if got := run(t, prog, tc.arch, uint32(tc.nr), tc.args...); got != tc.want {
+		if got := decide(t, prog, tc.arch, uint32(tc.nr), tc.args...); got != tc.want {
 			t.Errorf("%s: filter returned %#x, want %#x", tc.name, got, tc.want)
+		}
+	}
+	for i, c := range calls() {
+		without := compile(t, slices.Delete(calls(), i, i+1))
+		if !slices.ContainsFunc(tests, func(tc filterCase) bool { return decide(t, without, tc.arch, uint32(tc.nr), tc.args...) != tc.want }) {
+			t.Errorf("%s (%s) answered no case: add one that goes red without it", c.name, c.why)
 		}
 	}
 }
