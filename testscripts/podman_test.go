@@ -224,6 +224,13 @@ func rootlessUser(conf string) (podmanAccount, error) {
 	if err != nil {
 		return podmanAccount{}, err
 	}
+	// Rootless Podman's default network (slirp4netns), for builds too,
+	// needs /dev/net/tun, which some machines (as CI's) let only root open:
+	// there the user's containers and builds take the host's network.
+	if exec.Command("sudo", "-u", podmanUser, "sh", "-c", "exec 3<>/dev/net/tun").Run() != nil {
+		fmt.Fprintf(os.Stderr, "the Podman group: %s cannot open /dev/net/tun, so rootless Podman uses the host's network (netns = \"host\")\n", podmanUser)
+		data = append(data, "netns = \"host\"\n"...)
+	}
 	if err := os.WriteFile(userConf, data, 0o644); err != nil {
 		return podmanAccount{}, err
 	}
