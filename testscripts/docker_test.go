@@ -225,7 +225,16 @@ const contentImage = "dev_container_feature_content_temp"
 // removeImagesSince removes the images the filter selects that were made
 // since started: older ones are not the test's.
 func removeImagesSince(started time.Time, filter []string) {
-	out, _ := exec.Command("docker", append([]string{"images", "--format", "{{.ID}} {{.Repository}} {{.CreatedAt}}"}, filter...)...).Output()
+	removeEngineImagesSince([]string{"docker"}, started, filter)
+}
+
+// removeEngineImagesSince is removeImagesSince in the engine the command
+// prefix runs (Podman names local images localhost/NAME). Under Podman the
+// images `devcontainer up` built for the workspace ws (vsc-ws-...) go too:
+// only the Podman group makes them there.
+func removeEngineImagesSince(engine []string, started time.Time, filter []string) {
+	run := func(args ...string) *exec.Cmd { return exec.Command(engine[0], append(engine[1:], args...)...) }
+	out, _ := run(append([]string{"images", "--format", "{{.ID}} {{.Repository}} {{.CreatedAt}}"}, filter...)...).Output()
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.SplitN(line, " ", 3)
 		if len(f) < 3 {
@@ -235,8 +244,9 @@ func removeImagesSince(started time.Time, filter []string) {
 		if err != nil || at.Before(started.Truncate(time.Second)) {
 			continue
 		}
-		if f[1] == "<none>" || f[1] == contentImage || featuresTestImage.MatchString(f[1]) {
-			_ = exec.Command("docker", "rmi", "-f", f[0]).Run()
+		repo := strings.TrimPrefix(f[1], "localhost/")
+		if repo == "<none>" || repo == contentImage || featuresTestImage.MatchString(repo) || (engine[0] != "docker" && strings.HasPrefix(repo, "vsc-ws-")) {
+			_ = run("rmi", "-f", f[0]).Run()
 		}
 	}
 }

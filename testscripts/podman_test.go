@@ -64,8 +64,31 @@ func TestPodman(t *testing.T) {
 		t.Skip(why)
 	}
 	start := time.Now()
-	t.Cleanup(func() { fmt.Fprintf(os.Stderr, "the Podman group took %s\n", time.Since(start).Round(time.Second)) })
-	conf := filepath.Join(t.TempDir(), "containers.conf")
+	var engines [][]string
+	var confDir string
+	var err error
+	// After the scripts: the images the builds left in each Podman's
+	// store since the group started (untagged, the CLI's content stage,
+	// vsc-ws-...), as the Docker group does. Podman refuses to remove an
+	// image with children, and lists its intermediate images only with
+	// -a: a few rounds remove the chain.
+	t.Cleanup(func() {
+		for _, engine := range engines {
+			for range 3 {
+				removeEngineImagesSince(engine, start, []string{"-a"})
+			}
+		}
+		if confDir != "" {
+			os.RemoveAll(confDir)
+		}
+		fmt.Fprintf(os.Stderr, "the Podman group took %s\n", time.Since(start).Round(time.Second))
+	})
+	// Not t.TempDir: the cleanup above runs Podman, after a TempDir is gone.
+	confDir, err = os.MkdirTemp("", "claude-sandbox-podman-conf-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(confDir, "containers.conf")
 	if err := os.WriteFile(conf, []byte(podmanLimits()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +100,7 @@ func TestPodman(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	engines = [][]string{{"podman"}, u.prefix()}
 	cli, err := packaging.DevcontainerCLI(packaging.TestCLICache)
 	if err != nil {
 		t.Fatal(err)
