@@ -200,7 +200,18 @@ func (u podmanAccount) prefixEnv() []string {
 		"XDG_RUNTIME_DIR=/run/user/" + u.uid,
 		"CONTAINERS_CONF=" + u.conf,
 		"TMPDIR=/run/user/" + u.uid,
-		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+		"PATH=" + nodeDir() + "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+}
+
+// nodeDir is the directory of the node this process finds, with a colon
+// (empty when there is none): the devcontainer CLI runs as the rootless
+// user with `#!/usr/bin/env node`, and a runner's node may live outside the
+// system's directories.
+func nodeDir() string {
+	if node, err := exec.LookPath("node"); err == nil {
+		return filepath.Dir(node) + ":"
+	}
+	return ""
 }
 
 func (u podmanAccount) prefix() []string { return append(u.prefixEnv(), "podman") }
