@@ -99,7 +99,11 @@ func Host(bwrap string, findErr error, realBinary string) []Finding {
 		add(true, "AppArmor profile", profile+" (if the sandbox probe below fails with a mount error, this profile is the cause: --security-opt apparmor=unconfined)", "")
 	}
 	if seccomp := status("Seccomp"); seccomp == "2" {
-		add(true, "container seccomp", "a seccomp filter is active (if the sandbox probe below fails, Docker's default profile is the cause: --security-opt seccomp=unconfined)", "")
+		if InPodman() {
+			add(true, "container seccomp", "a seccomp filter is active (Podman's default profile lets bubblewrap make its namespaces; if the sandbox probe below fails, a stricter profile may be the cause: --security-opt seccomp=unconfined)", "")
+		} else {
+			add(true, "container seccomp", "a seccomp filter is active (if the sandbox probe below fails, Docker's default profile is the cause: --security-opt seccomp=unconfined)", "")
+		}
 	}
 
 	if bwrap != "" {
@@ -126,17 +130,44 @@ func Diagnose() string {
 	if read("/proc/sys/kernel/unprivileged_userns_clone") == "0" {
 		return "Cause: unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0). Fix: `sudo sysctl -w kernel.unprivileged_userns_clone=1`. Details: `claude-sandbox doctor`."
 	}
+	masked := false
+	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
+		masked = ProcMasked(f)
+		f.Close()
+	}
+	// Podman's default seccomp profile lets the namespace syscalls through
+	// (Docker's does not), so there the masked paths come first.
+	podman := InPodman()
+	if masked && podman {
+		return maskedFix(true)
+	}
 	if status("Seccomp") == "2" {
 		return "Cause: probably the container's seccomp profile, which blocks the namespace syscalls (Docker's default does). Fix: start the container with `--security-opt seccomp=unconfined` (devcontainer.json: \"securityOpt\": [\"seccomp=unconfined\"]) and, with AppArmor, `--security-opt apparmor=unconfined`; the claude-sandbox devcontainer feature declares both, and `systempaths=unconfined`. Details: `claude-sandbox doctor`."
 	}
-	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
-		masked := ProcMasked(f)
-		f.Close()
-		if masked {
-			return "Cause: the container hides parts of /proc behind mounts (Docker's default masked paths), and the kernel then refuses a fresh /proc in a new namespace. Fix: start the container with `--security-opt systempaths=unconfined` (the claude-sandbox devcontainer feature declares it). Details: `claude-sandbox doctor`."
-		}
+	if masked {
+		return maskedFix(false)
 	}
 	return "Run `claude-sandbox doctor` for the cause and the fix."
+}
+
+// maskedFix is Diagnose's answer for a /proc with masked paths, in the
+// words of the engine that masked them. Podman (4.3.1) takes Docker's
+// systempaths=unconfined too, which is what the feature declares.
+func maskedFix(podman bool) string {
+	if podman {
+		return "Cause: the container hides parts of /proc behind mounts (Podman's default masked paths), and the kernel then refuses a fresh /proc in a new namespace. Fix: start the container with `--security-opt systempaths=unconfined` (Podman's own name for it: `--security-opt unmask=ALL`; the claude-sandbox devcontainer feature declares systempaths=unconfined). Details: `claude-sandbox doctor`."
+	}
+	return "Cause: the container hides parts of /proc behind mounts (Docker's default masked paths), and the kernel then refuses a fresh /proc in a new namespace. Fix: start the container with `--security-opt systempaths=unconfined` (the claude-sandbox devcontainer feature declares it). Details: `claude-sandbox doctor`."
+}
+
+// containerEnv is the file Podman writes in every container it runs,
+// rootful or rootless (Docker writes /.dockerenv instead).
+var containerEnv = "/run/.containerenv"
+
+// InPodman reports whether this is a Podman container.
+func InPodman() bool {
+	_, err := os.Stat(containerEnv)
+	return err == nil
 }
 
 // ProcMasked reports whether something is mounted over a part of /proc, as

@@ -1,6 +1,8 @@
 package doctor
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -32,5 +34,31 @@ func TestPrintEscapes(t *testing.T) {
 	want := "FAIL  launch\\x1b[2A: /w/x\\x1b]0;title\\x07\\nok    forged\n      fix: rm /w/\\u202eevil\\u009b2J\n"
 	if b.String() != want {
 		t.Errorf("Print wrote %q, want %q", b.String(), want)
+	}
+}
+
+func TestMaskedFixNamesTheEngine(t *testing.T) {
+	for _, podman := range []bool{false, true} {
+		fix := maskedFix(podman)
+		if !strings.Contains(fix, "Fix: start the container with `--security-opt systempaths=unconfined`") {
+			t.Errorf("podman=%v: the fix does not name systempaths=unconfined: %s", podman, fix)
+		}
+		if got := strings.Contains(fix, "unmask=ALL") && strings.Contains(fix, "Podman's default masked paths"); got != podman {
+			t.Errorf("podman=%v: Podman's words (unmask=ALL) present = %v: %s", podman, got, fix)
+		}
+	}
+}
+
+func TestInPodman(t *testing.T) {
+	defer func(old string) { containerEnv = old }(containerEnv)
+	containerEnv = filepath.Join(t.TempDir(), ".containerenv")
+	if InPodman() {
+		t.Error("no .containerenv, yet InPodman")
+	}
+	if err := os.WriteFile(containerEnv, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !InPodman() {
+		t.Error(".containerenv, yet not InPodman")
 	}
 }

@@ -225,7 +225,16 @@ const contentImage = "dev_container_feature_content_temp"
 // removeImagesSince removes the images the filter selects that were made
 // since started: older ones are not the test's.
 func removeImagesSince(started time.Time, filter []string) {
-	out, _ := exec.Command("docker", append([]string{"images", "--format", "{{.ID}} {{.Repository}} {{.CreatedAt}}"}, filter...)...).Output()
+	removeEngineImagesSince([]string{"docker"}, started, filter)
+}
+
+// removeEngineImagesSince is removeImagesSince in the engine the command
+// prefix runs (Podman names local images localhost/NAME). Under Podman the
+// images `devcontainer up` built for the workspace ws (vsc-ws-...) go too:
+// only the Podman group makes them there.
+func removeEngineImagesSince(engine []string, started time.Time, filter []string) {
+	run := func(args ...string) *exec.Cmd { return exec.Command(engine[0], append(engine[1:], args...)...) }
+	out, _ := run(append([]string{"images", "--format", "{{.ID}} {{.Repository}} {{.CreatedAt}}"}, filter...)...).Output()
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.SplitN(line, " ", 3)
 		if len(f) < 3 {
@@ -235,8 +244,9 @@ func removeImagesSince(started time.Time, filter []string) {
 		if err != nil || at.Before(started.Truncate(time.Second)) {
 			continue
 		}
-		if f[1] == "<none>" || f[1] == contentImage || featuresTestImage.MatchString(f[1]) {
-			_ = exec.Command("docker", "rmi", "-f", f[0]).Run()
+		repo := strings.TrimPrefix(f[1], "localhost/")
+		if repo == "<none>" || repo == contentImage || featuresTestImage.MatchString(repo) || (engine[0] != "docker" && strings.HasPrefix(repo, "vsc-ws-")) {
+			_ = run("rmi", "-f", f[0]).Run()
 		}
 	}
 }
@@ -251,19 +261,37 @@ func copyFile(src, dst string) error {
 	return os.WriteFile(dst, data, 0o755)
 }
 
-// dockerBase returns the base image's name, making it first (with
-// debootstrap, then docker import) unless an image of the same recipe is
-// there. A lock keeps two runs from making it at once.
-func dockerBase() (string, error) {
+// dockerBase returns the Docker group's base image.
+func dockerBase() (string, error) { return engineBase([]string{"docker"}) }
+
+// baseImageName names the base image after its recipe, so a changed recipe
+// makes a new one and an unchanged one is reused.
+func baseImageName() string {
 	sum := sha256.Sum256([]byte(dockerBaseRecipe + dockerClaudeVersion))
-	image := "claude-sandbox-test/bookworm:" + hex.EncodeToString(sum[:])[:12]
-	if exec.Command("docker", "image", "inspect", image).Run() == nil {
+	return "claude-sandbox-test/bookworm:" + hex.EncodeToString(sum[:])[:12]
+}
+
+// baseCache is where the base image's root is kept as a tar, so that each
+// engine (Docker, rootful and rootless Podman: each its own image store)
+// imports the same root without a debootstrap of its own.
+const baseCache = "/var/cache/claude-sandbox-test"
+
+// engineBase returns the base image's name in the engine the command
+// prefix runs (docker, podman, or podman as another user), importing it
+// first unless an image of the same recipe is there. A lock keeps two runs
+// from making it at once.
+func engineBase(engine []string) (string, error) {
+	image := baseImageName()
+	inspect := func() bool {
+		return exec.Command(engine[0], append(engine[1:], "image", "inspect", image)...).Run() == nil
+	}
+	if inspect() {
 		return image, nil
 	}
-	if err := os.MkdirAll("/var/cache/claude-sandbox-test", 0o755); err != nil {
+	if err := os.MkdirAll(baseCache, 0o755); err != nil {
 		return "", err
 	}
-	lock, err := os.OpenFile("/var/cache/claude-sandbox-test/docker-base.lock", os.O_RDWR|os.O_CREATE, 0o600)
+	lock, err := os.OpenFile(filepath.Join(baseCache, "docker-base.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return "", err
 	}
@@ -271,33 +299,58 @@ func dockerBase() (string, error) {
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
 		return "", err
 	}
-	if exec.Command("docker", "image", "inspect", image).Run() == nil {
+	if inspect() {
 		return image, nil
 	}
-	fmt.Fprintf(os.Stderr, "making the Docker group's base image %s with debootstrap (once, about two minutes)\n", image)
-	tmp, err := os.MkdirTemp("", "claude-sandbox-docker-base-")
+	tarball := filepath.Join(baseCache, strings.ReplaceAll(strings.TrimPrefix(image, "claude-sandbox-test/"), ":", "-")+".tar")
+	if _, err := os.Stat(tarball); err != nil {
+		if err := makeBaseRoot(image, tarball); err != nil {
+			return "", err
+		}
+	}
+	f, err := os.Open(tarball)
 	if err != nil {
 		return "", err
+	}
+	defer f.Close()
+	imp := exec.Command(engine[0], append(engine[1:], "import",
+		"--change", "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"--change", `CMD ["/bin/bash"]`, "-", image)...)
+	imp.Stdin = f
+	if out, err := imp.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s import: %v: %s", strings.Join(engine, " "), err, lastLines(out, 3))
+	}
+	return image, nil
+}
+
+// makeBaseRoot makes the base image's root with debootstrap and writes it
+// to tarball (through a temporary file, so an interrupted run leaves none).
+func makeBaseRoot(image, tarball string) error {
+	fmt.Fprintf(os.Stderr, "making the base image %s with debootstrap (once, about two minutes)\n", image)
+	tmp, err := os.MkdirTemp("", "claude-sandbox-docker-base-")
+	if err != nil {
+		return err
 	}
 	defer os.RemoveAll(tmp)
 	npmDir := filepath.Join(tmp, "npm")
 	if err := os.MkdirAll("/tmp/claude-sandbox-test-npm-cache", 0o755); err != nil {
-		return "", err
+		return err
 	}
 	npm := exec.Command("npm", "install", "--prefix", npmDir, "--no-save", "--no-audit", "--no-fund",
 		"--cache", "/tmp/claude-sandbox-test-npm-cache", "@anthropic-ai/claude-code@"+dockerClaudeVersion)
 	if out, err := npm.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("npm install of Claude Code: %v: %s", err, lastLines(out, 3))
+		return fmt.Errorf("npm install of Claude Code: %v: %s", err, lastLines(out, 3))
 	}
 	root := filepath.Join(tmp, "root")
 	cmd := exec.Command("sh", "-c", dockerBaseRecipe, "sh", root)
 	cmd.Env = append(os.Environ(), "CLAUDE_NPM="+npmDir)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("making the base image's root: %v: %s", err, lastLines(out, 3))
+		return fmt.Errorf("making the base image's root: %v: %s", err, lastLines(out, 3))
 	}
-	imp := exec.Command("sh", "-c", `tar -C "$1" -c . | docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["/bin/bash"]' - "$2"`, "sh", root, image)
-	if out, err := imp.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("docker import: %v: %s", err, lastLines(out, 3))
+	part := tarball + ".part"
+	if out, err := exec.Command("tar", "-C", root, "-cf", part, ".").CombinedOutput(); err != nil {
+		os.Remove(part)
+		return fmt.Errorf("tar of the base image's root: %v: %s", err, lastLines(out, 3))
 	}
-	return image, nil
+	return os.Rename(part, tarball)
 }
