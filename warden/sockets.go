@@ -425,6 +425,9 @@ func (w *Warden) bind(s *socket, addr []byte) unix.Errno {
 	if s.domain != unix.AF_UNIX || !ok {
 		return rawBind(s.fd, addr)
 	}
+	if len(addr) > unix.SizeofSockaddrUnix {
+		return unix.EINVAL // as the kernel (resolveName)
+	}
 	if a.abstract {
 		return w.bindAbstract(s, addr)
 	}
@@ -583,6 +586,12 @@ func (w *Warden) resolveName(s *socket, addr []byte) (name []byte, via route, do
 	a, ok := parseUnix(addr)
 	if s.domain != unix.AF_UNIX || !ok {
 		return addr, direct, func() {}, 0
+	}
+	if len(addr) > unix.SizeofSockaddrUnix {
+		// The kernel refuses a unix address longer than a sockaddr_un;
+		// the warden, which makes the call with a name of its own
+		// (/proc/self/fd/N), refuses it too, and never passes it on.
+		return nil, refused, nil, unix.EINVAL
 	}
 	if a.abstract {
 		if via = w.abstractRoute(addr[3:]); via == refused {
