@@ -194,6 +194,10 @@ func Check(p host.Paths, args, environ []string) (*Checked, error) {
 	return c, nil
 }
 
+// launch is one launch, in order: every check made before anything
+// changes (Check), the git store's mount points, what only a running
+// service or listener tells and the one plan (assemble), the home, the
+// terminal, the services, and the sandbox supervised until Claude ends.
 func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int, error) {
 	c, err := Check(p, args, environ) // refuses before anything changes
 	if err != nil {
