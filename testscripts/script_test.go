@@ -204,18 +204,12 @@ func runKind(t *testing.T, k kind) {
 	}
 	for _, c := range k.conds {
 		if why := preconditions[c].why(); why != "" {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s must run under CI=true, but: %s", preconditions[c].what, why)
-			}
-			fmt.Fprintf(os.Stderr, "\n!!! SKIPPING %s: %s\n\n", strings.ToUpper(preconditions[c].what), why)
+			cannotRun(t, preconditions[c].what, why)
 		}
 	}
 	for _, prog := range k.programs {
 		if _, err := exec.LookPath(prog); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("the %s scripts that need %s must run under CI=true, but it is missing", k.name, prog)
-			}
-			fmt.Fprintf(os.Stderr, "\n!!! SKIPPING THE %s SCRIPTS THAT NEED %s: it is not installed\n\n", strings.ToUpper(k.name), prog)
+			cannotRun(t, fmt.Sprintf("the %s scripts that need %s", k.name, prog), "it is not installed")
 		}
 	}
 	fake := ""
@@ -484,4 +478,15 @@ func TestAloneScriptsExist(t *testing.T) {
 			t.Errorf("alone names %s: %v", name, err)
 		}
 	}
+}
+
+// cannotRun says loudly that what cannot run here, and why, so a skip is
+// never silent; under CI=true, where everything must run, it fails the
+// test instead.
+func cannotRun(t *testing.T, what, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s must run under CI=true, but: %s", what, why)
+	}
+	fmt.Fprintf(os.Stderr, "\n!!! SKIPPING %s: %s\n\n", strings.ToUpper(what), why)
 }
