@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -176,8 +177,10 @@ func claudeSettingsCommands(dir string) ([]string, error) {
 // quoted or not, or written out) or is relative and holds a "/". Only
 // files count: a directory named as an argument (a formatter's target)
 // stays writable; a missing path counts when it is the program of one of
-// the commands, so that it cannot appear. The paths are workspace-relative
-// and sorted.
+// the commands, so that it cannot appear. A program the shell picks in a
+// directory (hooks/*.sh, hooks/$NAME.sh) holds that directory, marked
+// with a trailing "/": whatever a session put there could be the one that
+// runs. The paths are workspace-relative and sorted.
 func ProjectCommandFiles(ws string) ([]string, error) {
 	commands, err := claudeSettingsCommands(ws)
 	if err != nil {
@@ -186,7 +189,11 @@ func ProjectCommandFiles(ws string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(word string, program bool) {
-		if rel, ok := projectFile(ws, word, program); ok && !seen[rel] {
+		rel, ok := projectFile(ws, word, program)
+		if !ok && program {
+			rel, ok = programDir(ws, word)
+		}
+		if ok && !seen[rel] {
 			seen[rel] = true
 			out = append(out, rel)
 		}
@@ -228,6 +235,27 @@ func projectFile(ws, word string, program bool) (string, bool) {
 	}
 	rel, _ := filepath.Rel(ws, p)
 	return rel, true
+}
+
+// programDir returns, for a program word whose last component the shell
+// computes (a glob, a variable), the workspace-relative directory it picks
+// from, with a trailing "/", when that directory is in the project at ws
+// and is one, or is missing. The workspace itself is never held so: its
+// root stays writable.
+func programDir(ws, word string) (string, bool) {
+	dir, base := path.Split(word)
+	if dir == "" || !strings.Contains(base, "$") || strings.Contains(strings.TrimPrefix(dir, "$CLAUDE_PROJECT_DIR/"), "$") {
+		return "", false
+	}
+	p := projectPath(dir, ws)
+	if p == "" || p == ws || !within(ws, p) {
+		return "", false
+	}
+	if fi, err := os.Lstat(p); (err != nil && !errors.Is(err, fs.ErrNotExist)) || (err == nil && !fi.IsDir()) {
+		return "", false
+	}
+	rel, _ := filepath.Rel(ws, p)
+	return rel + "/", true
 }
 
 // projectPath returns word as an absolute clean path when it is a path in

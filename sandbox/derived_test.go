@@ -41,6 +41,9 @@ func TestProjectCommandFiles(t *testing.T) {
 			`true && $CLAUDE_PROJECT_DIR/hooks/later.sh`,
 			`echo "$($CLAUDE_PROJECT_DIR/hooks/substituted.sh)"`,
 			`env MODE=x "$CLAUDE_PROJECT_DIR/hooks/wrapped.sh"`,
+			// A program picked in a directory: the directory, missing or
+			// not, but never the workspace's root, nor for an argument.
+			`$CLAUDE_PROJECT_DIR/bin/run-*; $CLAUDE_PROJECT_DIR/*.sh; prettier --write $CLAUDE_PROJECT_DIR/src/*.ts`,
 		),
 		"ws/.claude/settings.local.json": `{"statusLine": {"type": "command", "command": "GUARD=$CLAUDE_PROJECT_DIR/hooks/guard.sh ./status.sh"}}`,
 		"ws/hooks/quoted.sh":             "",
@@ -57,8 +60,11 @@ func TestProjectCommandFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Not a/b (a missing argument), src (a directory), log/out.txt (a
-	// missing file a redirection writes), a glob's or a variable's file.
+	// missing file a redirection writes), a glob's or a variable's file,
+	// but the directory a program is picked in (hooks/, the missing bin/).
 	want := []string{
+		"bin/",
+		"hooks/",
 		"hooks/guard.sh",
 		"hooks/inner-quoted.sh",
 		"hooks/inner.sh",
