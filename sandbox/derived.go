@@ -240,7 +240,7 @@ func projectFile(ws, word string, program bool) (string, bool) {
 // programDir returns, for a program word whose last component the shell
 // computes (a glob, a variable), the workspace-relative directory it picks
 // from, with a trailing "/", when that directory is in the project at ws
-// and is one, or is missing. The workspace itself is never held so: its
+// and is one (or a link), or is missing. The workspace itself is never held so: its
 // root stays writable.
 func programDir(ws, word string) (string, bool) {
 	dir, base := path.Split(word)
@@ -251,7 +251,8 @@ func programDir(ws, word string) (string, bool) {
 	if p == "" || p == ws || !within(ws, p) {
 		return "", false
 	}
-	if fi, err := os.Lstat(p); (err != nil && !errors.Is(err, fs.ErrNotExist)) || (err == nil && !fi.IsDir()) {
+	// A link is held too: the protections follow it to what it leads to.
+	if fi, err := os.Lstat(p); (err != nil && !errors.Is(err, fs.ErrNotExist)) || (err == nil && !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0) {
 		return "", false
 	}
 	rel, _ := filepath.Rel(ws, p)

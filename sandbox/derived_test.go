@@ -44,6 +44,7 @@ func TestProjectCommandFiles(t *testing.T) {
 			// A program picked in a directory: the directory, missing or
 			// not, but never the workspace's root, nor for an argument.
 			`$CLAUDE_PROJECT_DIR/bin/run-*; $CLAUDE_PROJECT_DIR/*.sh; prettier --write $CLAUDE_PROJECT_DIR/src/*.ts`,
+			`$CLAUDE_PROJECT_DIR/linked/*.sh; $CLAUDE_PROJECT_DIR/status.sh/*`,
 		),
 		"ws/.claude/settings.local.json": `{"statusLine": {"type": "command", "command": "GUARD=$CLAUDE_PROJECT_DIR/hooks/guard.sh ./status.sh"}}`,
 		"ws/hooks/quoted.sh":             "",
@@ -54,6 +55,7 @@ func TestProjectCommandFiles(t *testing.T) {
 		"ws/scripts/check.py":            "",
 		"ws/status.sh":                   "",
 		"ws/src/":                        "",
+		"ws/linked":                      "->hooks",
 	})
 	got, err := ProjectCommandFiles(ws)
 	if err != nil {
@@ -61,7 +63,8 @@ func TestProjectCommandFiles(t *testing.T) {
 	}
 	// Not a/b (a missing argument), src (a directory), log/out.txt (a
 	// missing file a redirection writes), a glob's or a variable's file,
-	// but the directory a program is picked in (hooks/, the missing bin/).
+	// but the directory a program is picked in (hooks/, the missing bin/,
+	// a link to one), not a file named as one.
 	want := []string{
 		"bin/",
 		"hooks/",
@@ -73,6 +76,7 @@ func TestProjectCommandFiles(t *testing.T) {
 		"hooks/quoted.sh",
 		"hooks/substituted.sh",
 		"hooks/wrapped.sh",
+		"linked/",
 		"scripts/check.py",
 		"status.sh",
 	}
