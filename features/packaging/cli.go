@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -96,18 +97,29 @@ type CLI struct {
 }
 
 // run runs the CLI in dir and returns its standard output. The CLI logs to
-// stderr; a failure's error carries the log's last line, which says why.
+// stderr; a failure's error carries the line of the log that says why.
+//
+// Each run has a temporary directory of its own: the CLI stages a feature
+// it packages in one named by the millisecond (templates-src-output-MS)
+// and removes it afterwards, so two runs that share one, started in the
+// same millisecond, would package each other's files or lose them.
 func (c CLI) run(dir string, args ...string) ([]byte, error) {
+	tmp, err := os.MkdirTemp("", "devcontainer-cli-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(c.Path, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if c.Log != nil {
 		cmd.Stderr = io.MultiWriter(&stderr, c.Log)
 	}
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("devcontainer %s: %w: %s", strings.Join(args, " "), err, lastLine(stderr.Bytes()))
+		return nil, fmt.Errorf("devcontainer %s: %w: %s", strings.Join(args, " "), err, failureLine(stderr.Bytes()))
 	}
 	return stdout.Bytes(), nil
 }
@@ -175,6 +187,22 @@ func checkRegistry(registry string) error {
 	}
 	return nil
 }
+
+// failureLine is the line of the CLI's log that says why it failed: its
+// last error (a thrown one's first line, "Error: ..." above the stack, or
+// one the CLI writes, "(!) ERR: ..."), else the log's last line.
+func failureLine(log []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if thrownError.MatchString(lines[i]) || strings.Contains(lines[i], "(!) ERR") {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return lines[len(lines)-1]
+}
+
+// thrownError is the first line Node prints of an uncaught error.
+var thrownError = regexp.MustCompile(`^\s*(\w*Error|\[\w*Error)\b`)
 
 func lastLine(out []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -90,6 +92,55 @@ func TestCheckRegistry(t *testing.T) {
 	} {
 		if err := checkRegistry(registry); (err != nil) != refused {
 			t.Errorf("checkRegistry(%q) = %v, want refused %v", registry, err, refused)
+		}
+	}
+}
+
+// Every run of the CLI has a temporary directory of its own, made empty
+// and removed afterwards: the CLI stages packages in one named by the
+// millisecond, which two runs started together would share.
+func TestRunsHaveTheirOwnTemporaryDirectory(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "devcontainer")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$TMPDIR\"\nls -A \"$TMPDIR\"\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cli := CLI{Path: fake}
+	seen := map[string]bool{}
+	for range 2 {
+		out, err := cli.run("", "features", "package")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		tmp := lines[0]
+		switch {
+		case len(lines) != 1:
+			t.Errorf("the run's TMPDIR %s held %q, want it empty", tmp, lines[1:])
+		case tmp == "" || tmp == os.TempDir():
+			t.Errorf("the run's TMPDIR is %q, the test's own (%s)", tmp, os.TempDir())
+		case seen[tmp]:
+			t.Errorf("two runs shared TMPDIR %s", tmp)
+		}
+		seen[tmp] = true
+		if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+			t.Errorf("the run's TMPDIR %s is left after it: %v", tmp, err)
+		}
+	}
+}
+
+// A failed run's error names the CLI's error, not whatever line its log
+// happens to end with.
+func TestFailureLine(t *testing.T) {
+	for log, want := range map[string]string{
+		"Error: Target folder '/x' does not exist\n    at OQ (cli.js:598:4767)\n[2026-12-06T08:57:52.716Z] Packaging feature collection...\n": "Error: Target folder '/x' does not exist",
+		"[2026-12-06T08:57:52.716Z] (!) ERR: Output directory '/o' already exists.\n[2026-12-06T08:57:52.716Z] done\n":                        "[2026-12-06T08:57:52.716Z] (!) ERR: Output directory '/o' already exists.",
+		"[Error: ENOENT: no such file or directory, lstat '/tmp/t'] {\n  errno: -2,\n  path: [\n    '/tmp/t'\n  ]\n}\n":                       "[Error: ENOENT: no such file or directory, lstat '/tmp/t'] {",
+		"line one\nthe last line\n": "the last line",
+	} {
+		if got := failureLine([]byte(log)); got != want {
+			t.Errorf("failureLine(%q) = %q, want %q", log, got, want)
 		}
 	}
 }
