@@ -111,58 +111,17 @@ func TestDocker(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("BASE_IMAGE", base)
-			env.Setenv("DEVCONTAINER", cli)
-			env.Setenv("REPO", repo)
+			id, err := devcontainerScriptEnv(env, base, cli, repo)
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { dockerCleanup(id) })
 			// A registry on loopback for the publish path (the CLI speaks
 			// plain HTTP to localhost, not to 127.0.0.1).
 			reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 			env.Defer(reg.Close)
 			env.Setenv("REGISTRY", fmt.Sprintf("localhost:%d", reg.Listener.Addr().(*net.TCPAddr).Port))
-			// go and mage, as the test's own go runs them.
-			for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS", "GOTOOLCHAIN"} {
-				if out, err := exec.Command("go", "env", name).Output(); err == nil {
-					env.Setenv(name, strings.TrimSpace(string(out)))
-				}
-			}
-			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, "cache"))
-			if err := os.MkdirAll(filepath.Join(env.WorkDir, "cache/claude-sandbox"), 0o755); err != nil {
-				return err
-			}
-			if err := os.Symlink(packaging.TestCLICache, filepath.Join(env.WorkDir, "cache/claude-sandbox/devcontainer-cli")); err != nil {
-				return err
-			}
-			// A label on everything a script makes, so its cleanup finds it.
-			id := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
-			env.Setenv("TEST_ID", id)
-			env.Defer(func() { dockerCleanup(id) })
-			// The CLI fetches a list of disallowed features from
-			// containers.dev unless its copy is younger than five minutes:
-			// an empty one keeps it on the machine (the scripts take less).
-			cliData := filepath.Join(env.WorkDir, ".tmp", "devcontainercli-root")
-			if err := os.MkdirAll(cliData, 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(cliData, "control-manifest.json"), []byte(`{"disallowedFeatures": [], "featureAdvisories": []}`+"\n"), 0o644); err != nil {
-				return err
-			}
-			// The CLI (0.89.0) starts the features' docker build without
-			// waiting for its mkdir of this build context: made here, a busy
-			// machine cannot make the build find it missing.
-			if err := os.MkdirAll(filepath.Join(cliData, "empty-folder"), 0o755); err != nil {
-				return err
-			}
-			// The test's own commands, for the containers to run.
-			tools := filepath.Join(env.WorkDir, "tools")
-			if err := os.MkdirAll(tools, 0o755); err != nil {
-				return err
-			}
-			for _, name := range []string{"standin-api", "redteam-verify"} {
-				if err := copyFile(self, filepath.Join(tools, name)); err != nil {
-					return err
-				}
-			}
-			return nil
+			return devcontainerDirs(env.WorkDir, self, "root")
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"feature-stage":          featureStage(repo),

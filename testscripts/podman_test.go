@@ -122,17 +122,11 @@ func TestPodman(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("BASE_IMAGE", base)
-			env.Setenv("DEVCONTAINER", cli)
-			env.Setenv("REPO", repo)
-			env.Setenv("CONTAINERS_CONF", conf)
-			for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS", "GOTOOLCHAIN"} {
-				if out, err := exec.Command("go", "env", name).Output(); err == nil {
-					env.Setenv(name, strings.TrimSpace(string(out)))
-				}
+			id, err := devcontainerScriptEnv(env, base, cli, repo)
+			if err != nil {
+				return err
 			}
-			id := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
-			env.Setenv("TEST_ID", id)
+			env.Setenv("CONTAINERS_CONF", conf)
 			// A directory the rootless user owns (the script's own is
 			// root's, 0700): its workspace, the CLI's data, the tools.
 			rl, err := os.MkdirTemp("", "claude-sandbox-podman-")
@@ -153,26 +147,10 @@ func TestPodman(t *testing.T) {
 				return err
 			}
 			for _, dir := range []string{env.WorkDir, rl} {
-				for _, sub := range []string{".tmp/devcontainercli-root/empty-folder", ".tmp/devcontainercli-" + u.name + "/empty-folder", "tools", "cache/claude-sandbox"} {
-					if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-						return err
-					}
-				}
-				for _, who := range []string{"root", u.name} {
-					if err := os.WriteFile(filepath.Join(dir, ".tmp", "devcontainercli-"+who, "control-manifest.json"), []byte(`{"disallowedFeatures": [], "featureAdvisories": []}`+"\n"), 0o644); err != nil {
-						return err
-					}
-				}
-				if err := os.Symlink(packaging.TestCLICache, filepath.Join(dir, "cache/claude-sandbox/devcontainer-cli")); err != nil {
+				if err := devcontainerDirs(dir, self, "root", u.name); err != nil {
 					return err
 				}
-				for _, name := range []string{"standin-api", "redteam-verify"} {
-					if err := copyFile(self, filepath.Join(dir, "tools", name)); err != nil {
-						return err
-					}
-				}
 			}
-			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, "cache"))
 			if out, err := exec.Command("chown", "-R", u.name+":", rl).CombinedOutput(); err != nil {
 				return fmt.Errorf("chown: %v: %s", err, out)
 			}

@@ -21,6 +21,18 @@ import (
 // same servers as programs (serve, standin-api) from the shell inside their
 // containers, where a server of the test process would outlive nothing.
 
+// freeLoopbackPort is a loopback port nothing listens on now: a dev
+// container's configuration names it for a server started inside later,
+// which on a container with the host's network shares the host's ports.
+func freeLoopbackPort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
 // startServer serves h on a loopback port until the script ends.
 func startServer(ts *testscript.TestScript, name string, h http.Handler) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -91,20 +103,25 @@ func serveRelease(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0]+"_CA", ca)
 }
 
-// serve DIR is the program form of serve-files: it serves DIR and writes
-// its URL to DIR/.url.
+// serve DIR [PORT] is the program form of serve-files: it serves DIR on
+// the loopback port PORT (any free one without it) and writes its URL to
+// DIR/.url.
 func serve(args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: serve DIR")
+	if len(args) != 1 && len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: serve DIR [PORT]")
 		return 2
 	}
-	return listenAndServe("serve", filepath.Join(args[0], ".url"), http.FileServer(http.Dir(args[0])))
+	port := "0"
+	if len(args) == 2 {
+		port = args[1]
+	}
+	return listenAndServe("serve", port, filepath.Join(args[0], ".url"), http.FileServer(http.Dir(args[0])))
 }
 
-// listenAndServe serves h on a loopback port and writes its URL to
-// urlFile, whole or not at all, for a shell to wait for.
-func listenAndServe(prog, urlFile string, h http.Handler) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// listenAndServe serves h on the loopback port (0: any free one) and
+// writes its URL to urlFile, whole or not at all, for a shell to wait for.
+func listenAndServe(prog, port, urlFile string, h http.Handler) int {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", port))
 	if err == nil {
 		err = os.WriteFile(urlFile+".tmp", []byte("http://"+ln.Addr().String()), 0o644)
 	}

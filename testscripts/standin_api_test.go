@@ -40,7 +40,7 @@ func standinAPI(args []string) int {
 		fmt.Fprintln(os.Stderr, "standin-api:", err)
 		return 1
 	}
-	return listenAndServe("standin-api", args[2], h)
+	return listenAndServe("standin-api", "0", args[2], h)
 }
 
 // newStandin is the stand-in API of the script in scriptFile, writing to

@@ -1,0 +1,80 @@
+package testscripts
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/claude-sandbox/claude-sandbox/features/packaging"
+)
+
+// What the Docker and the Podman group give each of their scripts.
+
+// devcontainerScriptEnv sets the variables a dev container script reads:
+// the base image, the devcontainer CLI, the repository, go's own settings
+// (for go and mage, as the test's own go runs them), the CLI's cache
+// ($XDG_CACHE_HOME, made by devcontainerDirs), a label for everything the
+// script makes so its cleanup finds it ($TEST_ID, returned), and the port
+// of the server inside that the allowlist lets through ($ALLOWED_PORT).
+func devcontainerScriptEnv(env *testscript.Env, base, cli, repo string) (id string, err error) {
+	env.Setenv("BASE_IMAGE", base)
+	env.Setenv("DEVCONTAINER", cli)
+	env.Setenv("REPO", repo)
+	for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS", "GOTOOLCHAIN"} {
+		if out, err := exec.Command("go", "env", name).Output(); err == nil {
+			env.Setenv(name, strings.TrimSpace(string(out)))
+		}
+	}
+	env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, "cache"))
+	id = fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
+	env.Setenv("TEST_ID", id)
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return "", err
+	}
+	env.Setenv("ALLOWED_PORT", strconv.Itoa(port))
+	return id, nil
+}
+
+// devcontainerDirs makes in dir what the devcontainer CLI, run there by
+// each of users with TMPDIR dir/.tmp and XDG_CACHE_HOME dir/cache, and the
+// containers need:
+//   - the CLI's data for each user, with an empty control manifest: the
+//     CLI fetches a list of disallowed features from containers.dev unless
+//     its copy is younger than five minutes (the scripts take less);
+//   - its empty-folder, the build context of the features' image, which
+//     the CLI (0.89.0) starts a build with without waiting for its own
+//     mkdir of it (a busy machine made the build find it missing);
+//   - the pinned CLI in the cache, where mage's targets look;
+//   - the test's own commands in tools/, for the containers to run.
+func devcontainerDirs(dir, self string, users ...string) error {
+	for _, who := range users {
+		data := filepath.Join(dir, ".tmp", "devcontainercli-"+who)
+		if err := os.MkdirAll(filepath.Join(data, "empty-folder"), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(data, "control-manifest.json"), []byte(`{"disallowedFeatures": [], "featureAdvisories": []}`+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, sub := range []string{"tools", "cache/claude-sandbox"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.Symlink(packaging.TestCLICache, filepath.Join(dir, "cache/claude-sandbox/devcontainer-cli")); err != nil {
+		return err
+	}
+	for _, name := range []string{"standin-api", "redteam-verify", "serve"} {
+		if err := copyFile(self, filepath.Join(dir, "tools", name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
