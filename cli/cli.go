@@ -145,7 +145,11 @@ func argvCmd(fs *flag.FlagSet, e env) func([]string) int {
 			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: %s is missing; should it appear, the sandbox may not write in it: %s", r.Path, r.Why)))
 		}
 		for _, f := range pr.Plan.CommandFiles {
-			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: %s, which the user's Claude settings name as a command, is missing; a launch creates it empty and read-only", f)))
+			what := "which the user's Claude settings name as a command"
+			if strings.HasSuffix(f, "/") {
+				what = "where the user's Claude settings pick a command's program"
+			}
+			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: %s, %s, is missing; a launch creates it empty and read-only", f, what)))
 		}
 		if *explain {
 			for _, line := range pr.Plan.Explain() {

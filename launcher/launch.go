@@ -606,6 +606,10 @@ func homeParts(home string, made sandbox.Made) []homePart {
 		parts = append(parts, part)
 	}
 	for _, p := range made.CommandFiles {
+		if dir, ok := strings.CutSuffix(p, "/"); ok {
+			parts = append(parts, homePart{path: dir, dir: true, why: ", where the user's Claude settings pick a command's program, to hold it read-only"})
+			continue
+		}
 		parts = append(parts, homePart{path: filepath.Dir(p), dir: true},
 			homePart{path: p, mode: 0o644, why: ", which the user's Claude settings name as a command, to hold it read-only"})
 	}

@@ -195,7 +195,11 @@ func readOnlyHome(home string, commands []string) []homePath {
 	out := append([]homePath{}, claudeReadOnly...)
 	for _, p := range commands {
 		rel, _ := filepath.Rel(home, p)
-		out = append(out, homePath{rel, "the user's Claude settings (~/.claude/settings.json, settings.local.json) name it in a command, which a Claude Code outside the sandbox runs too", true})
+		why := "the user's Claude settings (~/.claude/settings.json, settings.local.json) name it in a command, which a Claude Code outside the sandbox runs too"
+		if strings.HasSuffix(p, "/") {
+			why = "the user's Claude settings (~/.claude/settings.json, settings.local.json) have a command whose program the shell picks in it, which a Claude Code outside the sandbox runs too: whatever a session put there could be the one that runs"
+		}
+		out = append(out, homePath{rel, why, !strings.HasSuffix(p, "/")})
 	}
 	return out
 }

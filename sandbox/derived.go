@@ -131,7 +131,9 @@ var commandKeys = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExpor
 // started in the home) runs them, so the sandbox holds them read-only. The
 // settings files are themselves read-only inside, so what they name is the
 // user's choice. Only paths written out in a command count (~/, $HOME/,
-// ${HOME}/ or the home's absolute path).
+// ${HOME}/ or the home's absolute path). A program the shell picks in a
+// directory (~/.claude/scripts/*.sh, ~/.claude/bin/run-$MODE) holds that
+// directory, marked with a trailing "/", as ProjectCommandFiles does.
 func ClaudeCommandFiles(home string) ([]string, error) {
 	commands, err := claudeSettingsCommands(home)
 	if err != nil {
@@ -286,29 +288,55 @@ func commandPaths(home string, commands []string) []string {
 	claudeDir := filepath.Join(home, ".claude")
 	seen := map[string]bool{}
 	var out []string
-	for _, c := range commands {
-		var words []string
-		for _, cmd := range shellcmd.Commands(c, "HOME") {
-			words = append(words, cmd.Words...)
-			words = append(words, cmd.Operands...)
+	add := func(p string) {
+		if p != "" && filepath.Clean(p) != claudeDir && within(claudeDir, p) && !seen[p] && !heldInHome(home, p) {
+			seen[p] = true
+			out = append(out, p)
 		}
-		for _, word := range words {
-			candidates := []string{word}
-			if _, value, ok := strings.Cut(word, "="); ok {
-				candidates = append(candidates, value)
-			}
-			for _, w := range candidates {
-				p := expandHome(w, home)
-				if p == "" || p == claudeDir || !within(claudeDir, p) || seen[p] || heldInHome(home, p) {
-					continue
+	}
+	for _, c := range commands {
+		for _, cmd := range shellcmd.Commands(c, "HOME") {
+			program := true // the first word that is not NAME=VALUE
+			for _, word := range cmd.Words {
+				add(expandHome(word, home))
+				name, value, assignment := strings.Cut(word, "=")
+				if assignment {
+					add(expandHome(value, home))
 				}
-				seen[p] = true
-				out = append(out, p)
+				if program && (!assignment || strings.Contains(name, "/")) {
+					program = false
+					if dir, ok := homeProgramDir(home, word); ok {
+						add(dir)
+					}
+				}
+			}
+			for _, word := range cmd.Operands {
+				add(expandHome(word, home))
 			}
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// homeProgramDir returns, for a program word whose last component the
+// shell computes (a glob, a variable), the directory it picks from, with a
+// trailing "/", when that directory is written out in the home and is one,
+// or is missing (the launch makes it). Whether it is below ~/.claude, and
+// not held already, commandPaths checks.
+func homeProgramDir(home, word string) (string, bool) {
+	dir, base := path.Split(word)
+	if dir == "" || !strings.Contains(base, "$") {
+		return "", false
+	}
+	p := expandHome(dir, home)
+	if p == "" {
+		return "", false
+	}
+	if fi, err := os.Lstat(p); (err != nil && !errors.Is(err, fs.ErrNotExist)) || (err == nil && !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0) {
+		return "", false
+	}
+	return p + "/", true
 }
 
 // settingsCommands are the commands the settings name: the values of

@@ -90,7 +90,12 @@ func TestClaudeCommandFiles(t *testing.T) {
 	makeFiles(t, home, map[string]string{
 		".claude/settings.json": `{"statusLine": {"type": "command", "command": "bash -c 'cd ~ && ~/.claude/bin/status.sh'"},
 			"apiKeyHelper": "\"$HOME\"/.claude/bin/key.sh --for=${HOME}/.claude/keys/k",
-			"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "~/.claude/hooks/held.sh; $HOME/.claude/bin/$X.sh"}]}]}}`,
+			"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "~/.claude/hooks/held.sh; $HOME/.claude/bin/$X.sh"}]},
+				{"hooks": [{"type": "command", "command": "~/.claude/hooks/*.sh; ~/.claude/*.sh; MODE=a ~/.claude/gen/run-$MODE; bash ~/.claude/args/*.sh"}]},
+				{"hooks": [{"type": "command", "command": "~/.claude/linked/*.sh; ~/.claude/file/*.sh; ~/.claude/$D/run.sh"}]}]}}`,
+		".claude/file":   "not a directory",
+		".claude/real/":  "",
+		".claude/linked": "->real",
 	})
 	got, err := ClaudeCommandFiles(home)
 	if err != nil {
@@ -99,9 +104,11 @@ func TestClaudeCommandFiles(t *testing.T) {
 	for i, p := range got {
 		got[i] = strings.TrimPrefix(p, home+"/")
 	}
-	// Not ~/.claude/hooks, which the policy holds itself, nor a variable's
-	// file.
-	want := []string{".claude/bin/key.sh", ".claude/bin/status.sh", ".claude/keys/k"}
+	// A program picked in a directory holds the directory (a missing one
+	// too, and a link, which the launch refuses below ~/.claude); not
+	// ~/.claude/hooks, which the policy holds itself, nor ~/.claude itself,
+	// nor an argument's directory, a file's, or a computed one.
+	want := []string{".claude/bin/", ".claude/bin/key.sh", ".claude/bin/status.sh", ".claude/gen/", ".claude/keys/k", ".claude/linked/"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ClaudeCommandFiles mismatch (-want +got):\n%s", diff)
 	}

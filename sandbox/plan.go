@@ -84,7 +84,8 @@ type Made struct {
 	Copies []FileCopy
 	// CommandFiles are the files under ~/.claude that the user's settings
 	// name as commands and that are missing: made empty so they can be
-	// bound read-only.
+	// bound read-only; one with a trailing "/" is a directory a command's
+	// program is picked in, made empty.
 	CommandFiles []string
 }
 
