@@ -74,6 +74,24 @@ func TestWords(t *testing.T) {
 	}
 }
 
+func TestProgramDirs(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"tools/*.sh --watch", []string{"tools/"}},
+		{"!X=1 run/$MODE && sh -c 'hooks/[a-z]*' && bin/fixed", []string{"run/", "hooks/"}},
+		{`"$HOME"/bin/$X; ${HOME}/*.sh`, []string{"~/bin/", "~/"}},
+		{"./*.sh", []string{"./"}},
+		// Not an argument's, not a computed directory's, not a bare glob.
+		{"sh scripts/*.sh; $D/x; *.sh; tools/fsmon", nil},
+	} {
+		if diff := cmp.Diff(tt.want, ProgramDirs(tt.in)); diff != "" {
+			t.Errorf("ProgramDirs(%q) mismatch (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -578,6 +579,16 @@ func (s *gitScan) named(e gitconfig.Entry, bases []string) {
 	case gitconfig.Command:
 		for _, w := range gitconfig.Words(e.Value) {
 			s.commandWord(w, bases, why)
+		}
+		// Whatever a session put in the directory a program is picked in
+		// could be the one that runs; never the base itself (a
+		// repository's top), which stays writable.
+		for _, dir := range gitconfig.ProgramDirs(e.Value) {
+			for _, p := range s.resolve(dir, bases) {
+				if !slices.Contains(bases, p) {
+					s.holds = append(s.holds, hold{path: p, dir: true, why: why + ", which picks its program in it"})
+				}
+			}
 		}
 	}
 }

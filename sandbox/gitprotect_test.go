@@ -308,6 +308,20 @@ func TestProtectGitCases(t *testing.T) {
 			"store ws/.git/worktrees",
 		},
 	}, {
+		name:  "a command whose program the shell picks in a directory",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[core]\n\tfsmonitor = tools/*.sh\n[alias]\n\tx = !run/$X\n\ty = !./*.sh\n\tz = !sh args/*.sh\n", "ws/tools/a.sh": "", "ws/args/": ""},
+		want: []string{
+			"copy ws/.git/config",
+			"path ws/run",
+			"pin ws/.git",
+			"ro ws/tools",
+			"rule ws: run (named by alias.x)",
+			"rule ws: tools (named by core.fsmonitor)",
+			"store ws/.claude/worktrees",
+			"store ws/.git/modules",
+			"store ws/.git/worktrees",
+		},
+	}, {
 		name:  "the repository above a workspace-root names files in it",
 		files: map[string]string{"repo/.git/HEAD": "", "repo/.git/config": "[core]\n\thooksPath = ws/hooks\n[include]\n\tpath = ../ws/x.inc\n", "repo/ws/": ""},
 		ws:    "repo/ws",
