@@ -104,18 +104,16 @@ func Words(value string) []string {
 }
 
 // ProgramDirs returns, for each command of a command value whose program
-// the shell picks in a directory (a glob or a variable in its last
-// component: tools/*.sh, ~/bin/run-$MODE), that directory, with its
+// (or the script its shell or interpreter runs, shellcmd's Programs) the
+// shell picks in a directory (a glob or a variable in its last component:
+// tools/*.sh, ~/bin/run-$MODE, sh hooks/*.sh), that directory, with its
 // trailing "/", spelt as in Words. A directory that is itself computed is
 // not returned: which one cannot be known here.
 func ProgramDirs(value string) []string {
 	var dirs []string
 	for _, c := range shellcmd.Commands(strings.TrimPrefix(strings.TrimSpace(value), "!"), "HOME") {
-		for _, w := range c.Words {
-			name, _, assignment := strings.Cut(w, "=")
-			if assignment && !strings.Contains(name, "/") {
-				continue // NAME=VALUE before the program
-			}
+		for _, i := range c.Programs() {
+			w := c.Words[i]
 			if rest, ok := strings.CutPrefix(w, "$HOME"); ok && (rest == "" || rest[0] == '/') {
 				w = "~" + rest
 			}
@@ -123,7 +121,6 @@ func ProgramDirs(value string) []string {
 			if dir != "" && strings.Contains(base, "$") && !strings.Contains(dir, "$") && !slices.Contains(dirs, dir) {
 				dirs = append(dirs, dir)
 			}
-			break
 		}
 	}
 	return dirs

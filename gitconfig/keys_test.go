@@ -83,8 +83,10 @@ func TestProgramDirs(t *testing.T) {
 		{"!X=1 run/$MODE && sh -c 'hooks/[a-z]*' && bin/fixed", []string{"run/", "hooks/"}},
 		{`"$HOME"/bin/$X; ${HOME}/*.sh`, []string{"~/bin/", "~/"}},
 		{"./*.sh", []string{"./"}},
+		// A shell's or an interpreter's script is what it runs.
+		{"sh scripts/*.sh; python3 -u py/$X.py", []string{"scripts/", "py/"}},
 		// Not an argument's, not a computed directory's, not a bare glob.
-		{"sh scripts/*.sh; $D/x; *.sh; tools/fsmon", nil},
+		{"cat scripts/*.sh; $D/x; *.sh; tools/fsmon", nil},
 	} {
 		if diff := cmp.Diff(tt.want, ProgramDirs(tt.in)); diff != "" {
 			t.Errorf("ProgramDirs(%q) mismatch (-want +got):\n%s", tt.in, diff)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -202,14 +203,13 @@ func ProjectCommandFiles(ws string) ([]string, error) {
 	}
 	for _, c := range commands {
 		for _, cmd := range shellcmd.Commands(c, "CLAUDE_PROJECT_DIR") {
-			program := true // the first word that is not NAME=VALUE
-			for _, word := range cmd.Words {
+			programs := cmd.Programs()
+			for i, word := range cmd.Words {
+				// The assignments before the program count as it does.
+				program := len(programs) == 0 || i <= programs[0] || slices.Contains(programs, i)
 				add(word, program)
-				name, value, assignment := strings.Cut(word, "=")
-				if assignment && !strings.Contains(name, "/") {
+				if name, value, assignment := strings.Cut(word, "="); assignment && !strings.Contains(name, "/") {
 					add(value, program)
-				} else {
-					program = false
 				}
 			}
 			for _, word := range cmd.Operands {
@@ -296,18 +296,15 @@ func commandPaths(home string, commands []string) []string {
 	}
 	for _, c := range commands {
 		for _, cmd := range shellcmd.Commands(c, "HOME") {
-			program := true // the first word that is not NAME=VALUE
 			for _, word := range cmd.Words {
 				add(expandHome(word, home))
-				name, value, assignment := strings.Cut(word, "=")
-				if assignment {
+				if _, value, assignment := strings.Cut(word, "="); assignment {
 					add(expandHome(value, home))
 				}
-				if program && (!assignment || strings.Contains(name, "/")) {
-					program = false
-					if dir, ok := homeProgramDir(home, word); ok {
-						add(dir)
-					}
+			}
+			for _, i := range cmd.Programs() {
+				if dir, ok := homeProgramDir(home, cmd.Words[i]); ok {
+					add(dir)
 				}
 			}
 			for _, word := range cmd.Operands {

@@ -45,6 +45,10 @@ func TestProjectCommandFiles(t *testing.T) {
 			// not, but never the workspace's root, nor for an argument.
 			`$CLAUDE_PROJECT_DIR/bin/run-*; $CLAUDE_PROJECT_DIR/*.sh; prettier --write $CLAUDE_PROJECT_DIR/src/*.ts`,
 			`$CLAUDE_PROJECT_DIR/linked/*.sh; $CLAUDE_PROJECT_DIR/status.sh/*`,
+			// A shell's or an interpreter's script is what it runs: a missing
+			// one counts, and so does the directory one is picked in; not
+			// after an option that gives the code itself.
+			`bash -e "$CLAUDE_PROJECT_DIR"/.claude/hooks/absent.sh; node tools/*.js; python3 -m mod py/absent.py`,
 		),
 		"ws/.claude/settings.local.json": `{"statusLine": {"type": "command", "command": "GUARD=$CLAUDE_PROJECT_DIR/hooks/guard.sh ./status.sh"}}`,
 		"ws/hooks/quoted.sh":             "",
@@ -66,6 +70,7 @@ func TestProjectCommandFiles(t *testing.T) {
 	// but the directory a program is picked in (hooks/, the missing bin/,
 	// a link to one), not a file named as one.
 	want := []string{
+		".claude/hooks/absent.sh",
 		"bin/",
 		"hooks/",
 		"hooks/guard.sh",
@@ -79,6 +84,7 @@ func TestProjectCommandFiles(t *testing.T) {
 		"linked/",
 		"scripts/check.py",
 		"status.sh",
+		"tools/",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ProjectCommandFiles mismatch (-want +got):\n%s", diff)
@@ -91,7 +97,7 @@ func TestClaudeCommandFiles(t *testing.T) {
 		".claude/settings.json": `{"statusLine": {"type": "command", "command": "bash -c 'cd ~ && ~/.claude/bin/status.sh'"},
 			"apiKeyHelper": "\"$HOME\"/.claude/bin/key.sh --for=${HOME}/.claude/keys/k",
 			"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "~/.claude/hooks/held.sh; $HOME/.claude/bin/$X.sh"}]},
-				{"hooks": [{"type": "command", "command": "~/.claude/hooks/*.sh; ~/.claude/*.sh; MODE=a ~/.claude/gen/run-$MODE; bash ~/.claude/args/*.sh"}]},
+				{"hooks": [{"type": "command", "command": "~/.claude/hooks/*.sh; ~/.claude/*.sh; MODE=a ~/.claude/gen/run-$MODE; bash ~/.claude/scripts/*.sh; cat ~/.claude/args/*.txt"}]},
 				{"hooks": [{"type": "command", "command": "~/.claude/linked/*.sh; ~/.claude/file/*.sh; ~/.claude/$D/run.sh"}]}]}}`,
 		".claude/file":   "not a directory",
 		".claude/real/":  "",
@@ -104,11 +110,12 @@ func TestClaudeCommandFiles(t *testing.T) {
 	for i, p := range got {
 		got[i] = strings.TrimPrefix(p, home+"/")
 	}
-	// A program picked in a directory holds the directory (a missing one
-	// too, and a link, which the launch refuses below ~/.claude); not
-	// ~/.claude/hooks, which the policy holds itself, nor ~/.claude itself,
-	// nor an argument's directory, a file's, or a computed one.
-	want := []string{".claude/bin/", ".claude/bin/key.sh", ".claude/bin/status.sh", ".claude/gen/", ".claude/keys/k", ".claude/linked/"}
+	// A program (or a shell's script) picked in a directory holds the
+	// directory (a missing one too, and a link, which the launch refuses
+	// below ~/.claude); not ~/.claude/hooks, which the policy holds itself,
+	// nor ~/.claude itself, nor another argument's directory, a file's, or
+	// a computed one.
+	want := []string{".claude/bin/", ".claude/bin/key.sh", ".claude/bin/status.sh", ".claude/gen/", ".claude/keys/k", ".claude/linked/", ".claude/scripts/"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ClaudeCommandFiles mismatch (-want +got):\n%s", diff)
 	}

@@ -309,13 +309,15 @@ func TestProtectGitCases(t *testing.T) {
 		},
 	}, {
 		name:  "a command whose program the shell picks in a directory",
-		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[core]\n\tfsmonitor = tools/*.sh\n[alias]\n\tx = !run/$X\n\ty = !./*.sh\n\tz = !sh args/*.sh\n", "ws/tools/a.sh": "", "ws/args/": ""},
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[core]\n\tfsmonitor = tools/*.sh\n[alias]\n\tx = !run/$X\n\ty = !./*.sh\n\tz = !sh scripts/*.sh\n\tw = !cat args/*.txt\n", "ws/tools/a.sh": "", "ws/scripts/": "", "ws/args/": ""},
 		want: []string{
 			"copy ws/.git/config",
 			"path ws/run",
 			"pin ws/.git",
+			"ro ws/scripts",
 			"ro ws/tools",
 			"rule ws: run (named by alias.x)",
+			"rule ws: scripts (named by alias.z)",
 			"rule ws: tools (named by core.fsmonitor)",
 			"store ws/.claude/worktrees",
 			"store ws/.git/modules",

@@ -208,6 +208,63 @@ func shellLine(words []string) (at int, ok bool) {
 	return -1, !dashC
 }
 
+// Programs returns the indexes in c.Words of the words that name what c
+// runs: its program, the first word that is not NAME=VALUE, and when that
+// is a shell or an interpreter given a script file, or the shell's "." or
+// source, the script: a file read as code as much as a program is.
+// Options are skipped without knowing which take a value, so the value of
+// one may be read as the script (best effort; a word read too many holds
+// a file more).
+func (c Command) Programs() []int {
+	i := 0
+	for i < len(c.Words) && assignment(c.Words[i]) {
+		i++
+	}
+	if i == len(c.Words) {
+		return nil
+	}
+	if at, ok := script(c.Words[i:]); ok {
+		return []int{i, i + at}
+	}
+	return []int{i}
+}
+
+// interpreters run the script file that is their first operand, unless one
+// of the options listed gives the code itself (a line, a module, the
+// input); "." and source read theirs in the shell itself.
+var interpreters = map[string][]string{
+	".":       nil,
+	"source":  nil,
+	"node":    {"-e", "--eval", "-p", "--print", "-"},
+	"python":  {"-c", "-m", "-"},
+	"python3": {"-c", "-m", "-"},
+	"perl":    {"-e", "-E", "-"},
+	"ruby":    {"-e", "-"},
+}
+
+// script returns the index in words of the script file their program, a
+// shell or an interpreter, runs.
+func script(words []string) (int, bool) {
+	if at, line := shellLine(words); at > 0 && !line {
+		return at, true
+	}
+	stops, ok := interpreters[path.Base(words[0])]
+	if !ok {
+		return 0, false
+	}
+	for i := 1; i < len(words); i++ {
+		switch w := words[i]; {
+		case slices.Contains(stops, w):
+			return 0, false
+		case w == "--":
+			return i + 1, i+1 < len(words)
+		case !strings.HasPrefix(w, "-") || w == "-":
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 // wrappers run their operands as a command, after their options; the
 // options listed take a value as the next word.
 var wrappers = map[string][]string{

@@ -83,3 +83,33 @@ func TestCommandsOnlyKnown(t *testing.T) {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestPrograms(t *testing.T) {
+	for _, tt := range []struct {
+		words []string
+		want  []int
+	}{
+		{[]string{"./run", "a/b"}, []int{0}},
+		{[]string{"A=1", "B=2", "./run"}, []int{2}},
+		{[]string{"A=1"}, nil},
+		{[]string{"bash", "-e", "hooks/x.sh", "arg"}, []int{0, 2}},
+		{[]string{"/bin/sh", "--", "x.sh"}, []int{0, 2}},
+		{[]string{"bash", "-c"}, []int{0}},
+		{[]string{"bash"}, []int{0}},
+		{[]string{"node", "--no-warnings", "tools/a.js", "b.js"}, []int{0, 2}},
+		{[]string{"python3", "-u", "hooks/check.py"}, []int{0, 2}},
+		{[]string{"python3", "-m", "mod", "x.py"}, []int{0}},
+		{[]string{"python3", "-c", "code", "x.py"}, []int{0}},
+		{[]string{"perl", "-e", "code", "x.pl"}, []int{0}},
+		{[]string{"node", "-"}, []int{0}},
+		{[]string{"node", "--", "x.js"}, []int{0, 2}},
+		{[]string{"node", "--"}, []int{0}},
+		{[]string{".", "./env.sh"}, []int{0, 1}},
+		{[]string{"source", "x"}, []int{0, 1}},
+		{[]string{"cat", "x.sh"}, []int{0}},
+	} {
+		if diff := cmp.Diff(tt.want, Command{Words: tt.words}.Programs()); diff != "" {
+			t.Errorf("Programs(%q) mismatch (-want +got):\n%s", tt.words, diff)
+		}
+	}
+}
