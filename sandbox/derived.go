@@ -133,8 +133,9 @@ var commandKeys = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExpor
 // settings files are themselves read-only inside, so what they name is the
 // user's choice. Only paths written out in a command count (~/, $HOME/,
 // ${HOME}/ or the home's absolute path). A program the shell picks in a
-// directory (~/.claude/scripts/*.sh, ~/.claude/bin/run-$MODE) holds that
-// directory, marked with a trailing "/", as ProjectCommandFiles does.
+// directory (~/.claude/scripts/*.sh, ~/.claude/bin/run-$MODE, or the
+// script of bash ~/.claude/status.d/*.sh) holds that directory, marked
+// with a trailing "/", as ProjectCommandFiles does.
 func ClaudeCommandFiles(home string) ([]string, error) {
 	commands, err := claudeSettingsCommands(home)
 	if err != nil {
@@ -180,10 +181,11 @@ func claudeSettingsCommands(dir string) ([]string, error) {
 // quoted or not, or written out) or is relative and holds a "/". Only
 // files count: a directory named as an argument (a formatter's target)
 // stays writable; a missing path counts when it is the program of one of
-// the commands, so that it cannot appear. A program the shell picks in a
-// directory (hooks/*.sh, hooks/$NAME.sh) holds that directory, marked
-// with a trailing "/": whatever a session put there could be the one that
-// runs. The paths are workspace-relative and sorted.
+// the commands, or the script its shell or interpreter runs (shellcmd's
+// Programs), so that it cannot appear. Where the shell picks either in a
+// directory (hooks/*.sh, hooks/$NAME.sh, bash hooks/*.sh), that directory
+// is held, marked with a trailing "/": whatever a session put there could
+// be the one that runs. The paths are workspace-relative and sorted.
 func ProjectCommandFiles(ws string) ([]string, error) {
 	commands, err := claudeSettingsCommands(ws)
 	if err != nil {
