@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -14,18 +15,40 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 )
 
-// What the Docker and the Podman group give each of their scripts.
+// devcontainerGroup is what the Docker and the Podman group share and give
+// each of their scripts: the base image, the pinned devcontainer CLI, the
+// repository, and the test binary, whose programs the containers run.
+type devcontainerGroup struct{ base, cli, repo, self string }
 
-// devcontainerScriptEnv sets the variables a dev container script reads:
-// the base image, the devcontainer CLI, the repository, go's own settings
-// (for go and mage, as the test's own go runs them), the CLI's cache
-// ($XDG_CACHE_HOME, made by devcontainerDirs), a label for everything the
-// script makes so its cleanup finds it ($TEST_ID, returned), and the port
-// of the server inside that the allowlist lets through ($ALLOWED_PORT).
-func devcontainerScriptEnv(env *testscript.Env, base, cli, repo string) (id string, err error) {
-	env.Setenv("BASE_IMAGE", base)
-	env.Setenv("DEVCONTAINER", cli)
-	env.Setenv("REPO", repo)
+// newDevcontainerGroup installs the CLI if it is missing and finds the
+// rest; base is the group's base image.
+func newDevcontainerGroup(t *testing.T, base string) devcontainerGroup {
+	t.Helper()
+	cli, err := packaging.DevcontainerCLI(packaging.TestCLICache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return devcontainerGroup{base: base, cli: cli, repo: repo, self: self}
+}
+
+// scriptEnv sets the variables a dev container script reads: the base
+// image, the devcontainer CLI, the repository, go's own settings (for go
+// and mage, as the test's own go runs them), the CLI's cache
+// ($XDG_CACHE_HOME, made by dirs), a label for everything the script
+// makes so its cleanup finds it ($TEST_ID, returned), and the port of the
+// server inside that the allowlist lets through ($ALLOWED_PORT).
+func (g devcontainerGroup) scriptEnv(env *testscript.Env) (id string, err error) {
+	env.Setenv("BASE_IMAGE", g.base)
+	env.Setenv("DEVCONTAINER", g.cli)
+	env.Setenv("REPO", g.repo)
 	for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS", "GOTOOLCHAIN"} {
 		if out, err := exec.Command("go", "env", name).Output(); err == nil {
 			env.Setenv(name, strings.TrimSpace(string(out)))
@@ -42,7 +65,7 @@ func devcontainerScriptEnv(env *testscript.Env, base, cli, repo string) (id stri
 	return id, nil
 }
 
-// devcontainerDirs makes in dir what the devcontainer CLI, run there by
+// dirs makes in dir what the devcontainer CLI, run there by
 // each of users with TMPDIR dir/.tmp and XDG_CACHE_HOME dir/cache, and the
 // containers need:
 //   - the CLI's data for each user, with an empty control manifest: the
@@ -53,7 +76,7 @@ func devcontainerScriptEnv(env *testscript.Env, base, cli, repo string) (id stri
 //     mkdir of it (a busy machine made the build find it missing);
 //   - the pinned CLI in the cache, where mage's targets look;
 //   - the test's own commands in tools/, for the containers to run.
-func devcontainerDirs(dir, self string, users ...string) error {
+func (g devcontainerGroup) dirs(dir string, users ...string) error {
 	for _, who := range users {
 		data := filepath.Join(dir, ".tmp", "devcontainercli-"+who)
 		if err := os.MkdirAll(filepath.Join(data, "empty-folder"), 0o755); err != nil {
@@ -72,7 +95,7 @@ func devcontainerDirs(dir, self string, users ...string) error {
 		return err
 	}
 	for _, name := range []string{"standin-api", "redteam-verify", "serve"} {
-		if err := copyFile(self, filepath.Join(dir, "tools", name)); err != nil {
+		if err := copyFile(g.self, filepath.Join(dir, "tools", name)); err != nil {
 			return err
 		}
 	}

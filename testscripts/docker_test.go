@@ -20,8 +20,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
-
-	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 )
 
 // The Docker group: the feature in real dev containers, built and started
@@ -90,28 +88,17 @@ func TestDocker(t *testing.T) {
 		removeImagesSince(start, danglingImages)
 		fmt.Fprintf(os.Stderr, "the Docker group took %s\n", time.Since(start).Round(time.Second))
 	})
-	cli, err := packaging.DevcontainerCLI(packaging.TestCLICache)
-	if err != nil {
-		t.Fatal(err)
-	}
 	base, err := dockerBase()
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := newDevcontainerGroup(t, base)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "docker",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
-			id, err := devcontainerScriptEnv(env, base, cli, repo)
+			id, err := g.scriptEnv(env)
 			if err != nil {
 				return err
 			}
@@ -121,10 +108,10 @@ func TestDocker(t *testing.T) {
 			reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 			env.Defer(reg.Close)
 			env.Setenv("REGISTRY", fmt.Sprintf("localhost:%d", reg.Listener.Addr().(*net.TCPAddr).Port))
-			return devcontainerDirs(env.WorkDir, self, "root")
+			return g.dirs(env.WorkDir, "root")
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"feature-stage":          featureStage(repo),
+			"feature-stage":          featureStage(g.repo),
 			"without-installs-after": withoutInstallsAfter,
 		},
 	})

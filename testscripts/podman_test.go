@@ -13,8 +13,6 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
-
-	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 )
 
 // The Podman group: the feature in dev containers the devcontainer CLI
@@ -47,7 +45,7 @@ func podmanReason() string {
 	if os.Geteuid() != 0 {
 		return "it needs root (debootstrap, a user for rootless Podman)"
 	}
-	for _, tool := range []string{"podman", "debootstrap", "npm", "newuidmap", "sudo"} {
+	for _, tool := range []string{"podman", "debootstrap", "npm", "newuidmap", "sudo", "flock"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return tool + " is not installed"
 		}
@@ -93,15 +91,19 @@ func TestPodman(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Setenv("CONTAINERS_CONF", conf)
+	// Rootful Podman (4.3.1) builds and image removals in one store at
+	// once fail (`checking if cached image exists from a previous build:
+	// getting top layer info: layer not known`), and the CLI builds every
+	// dev container's feature content under one tag,
+	// dev_container_feature_content_temp: the rootful scripts' builds (flock
+	// $ROOTFUL_LOCK) and their cleanups take this lock in turn. The rootless
+	// user's store has one script.
+	rootfulLock := filepath.Join(confDir, "rootful-store.lock")
 	u, err := rootlessUser(conf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	engines = [][]string{{"podman"}, u.prefix()}
-	cli, err := packaging.DevcontainerCLI(packaging.TestCLICache)
-	if err != nil {
-		t.Fatal(err)
-	}
 	base, err := engineBase([]string{"podman"})
 	if err != nil {
 		t.Fatal(err)
@@ -109,24 +111,18 @@ func TestPodman(t *testing.T) {
 	if _, err := engineBase(u.prefix()); err != nil {
 		t.Fatal(err)
 	}
-	repo, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := newDevcontainerGroup(t, base)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "podman",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
-			id, err := devcontainerScriptEnv(env, base, cli, repo)
+			id, err := g.scriptEnv(env)
 			if err != nil {
 				return err
 			}
 			env.Setenv("CONTAINERS_CONF", conf)
+			env.Setenv("ROOTFUL_LOCK", rootfulLock)
 			// A directory the rootless user owns (the script's own is
 			// root's, 0700): its workspace, the CLI's data, the tools.
 			rl, err := os.MkdirTemp("", "claude-sandbox-podman-")
@@ -134,7 +130,7 @@ func TestPodman(t *testing.T) {
 				return err
 			}
 			env.Defer(func() {
-				podmanCleanup(nil, id)
+				withLock(rootfulLock, func() { podmanCleanup(nil, id) })
 				podmanCleanup(u.prefix(), id)
 				os.RemoveAll(rl)
 			})
@@ -147,7 +143,7 @@ func TestPodman(t *testing.T) {
 				return err
 			}
 			for _, dir := range []string{env.WorkDir, rl} {
-				if err := devcontainerDirs(dir, self, "root", u.name); err != nil {
+				if err := g.dirs(dir, "root", u.name); err != nil {
 					return err
 				}
 			}
@@ -157,7 +153,7 @@ func TestPodman(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"feature-stage":          featureStage(repo),
+			"feature-stage":          featureStage(g.repo),
 			"without-installs-after": withoutInstallsAfter,
 		},
 	})
@@ -250,6 +246,17 @@ func rootlessUser(conf string) (podmanAccount, error) {
 		}
 	}
 	return podmanAccount{name: podmanUser, uid: pu.Uid, home: pu.HomeDir, conf: userConf}, nil
+}
+
+// withLock runs f holding an exclusive lock on the file at path, as
+// flock(1) does; without the lock, f runs anyway (a cleanup is better late
+// than never).
+func withLock(path string, f func()) {
+	if fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644); err == nil {
+		defer unix.Close(fd)
+		_ = unix.Flock(fd, unix.LOCK_EX)
+	}
+	f()
 }
 
 // podmanCleanup removes the containers labelled with id, in the Podman the
