@@ -11,14 +11,21 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 )
 
 // devcontainerGroup is what the Docker and the Podman group share and give
 // each of their scripts: the base image, the pinned devcontainer CLI, the
-// repository, and the test binary, whose programs the containers run.
-type devcontainerGroup struct{ base, cli, repo, self string }
+// repository, the test binary, whose programs the containers run, and the
+// lock their builds and image removals take in turn ($BUILD_LOCK, for
+// flock). The CLI tags the features' content of every dev container it
+// builds alike (dev_container_feature_content_temp) and builds FROM that
+// tag, so two builds at once in one engine could each install the other's
+// features; and Podman 4.3.1 fails a build while another build or a
+// removal changes its store ("layer not known").
+type devcontainerGroup struct{ base, cli, repo, self, lock string }
 
 // newDevcontainerGroup installs the CLI if it is missing and finds the
 // rest; base is the group's base image.
@@ -36,19 +43,30 @@ func newDevcontainerGroup(t *testing.T, base string) devcontainerGroup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return devcontainerGroup{base: base, cli: cli, repo: repo, self: self}
+	return devcontainerGroup{base: base, cli: cli, repo: repo, self: self, lock: filepath.Join(t.TempDir(), "build.lock")}
+}
+
+// withBuildLock runs f holding the group's lock, as flock(1) does; without
+// the lock, f runs anyway (a cleanup is better late than never).
+func (g devcontainerGroup) withBuildLock(f func()) {
+	if fd, err := unix.Open(g.lock, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644); err == nil {
+		defer unix.Close(fd)
+		_ = unix.Flock(fd, unix.LOCK_EX)
+	}
+	f()
 }
 
 // scriptEnv sets the variables a dev container script reads: the base
 // image, the devcontainer CLI, the repository, go's own settings (for go
 // and mage, as the test's own go runs them), the CLI's cache
-// ($XDG_CACHE_HOME, made by dirs), a label for everything the script
+// ($XDG_CACHE_HOME, made by dirs), the build lock, a label for everything the script
 // makes so its cleanup finds it ($TEST_ID, returned), and the port of the
 // server inside that the allowlist lets through ($ALLOWED_PORT).
 func (g devcontainerGroup) scriptEnv(env *testscript.Env) (id string, err error) {
 	env.Setenv("BASE_IMAGE", g.base)
 	env.Setenv("DEVCONTAINER", g.cli)
 	env.Setenv("REPO", g.repo)
+	env.Setenv("BUILD_LOCK", g.lock)
 	for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS", "GOTOOLCHAIN"} {
 		if out, err := exec.Command("go", "env", name).Output(); err == nil {
 			env.Setenv(name, strings.TrimSpace(string(out)))

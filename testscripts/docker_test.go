@@ -59,7 +59,7 @@ func dockerReason() string {
 	if os.Geteuid() != 0 {
 		return "it needs root (debootstrap, the Docker socket)"
 	}
-	for _, tool := range []string{"docker", "debootstrap", "npm"} {
+	for _, tool := range []string{"docker", "debootstrap", "npm", "flock"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return tool + " is not installed"
 		}
@@ -102,7 +102,7 @@ func TestDocker(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			env.Defer(func() { dockerCleanup(id) })
+			env.Defer(func() { g.withBuildLock(func() { dockerCleanup(id) }) })
 			// A registry on loopback for the publish path (the CLI speaks
 			// plain HTTP to localhost, not to 127.0.0.1).
 			reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))

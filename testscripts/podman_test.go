@@ -91,14 +91,6 @@ func TestPodman(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Setenv("CONTAINERS_CONF", conf)
-	// Rootful Podman (4.3.1) builds and image removals in one store at
-	// once fail (`checking if cached image exists from a previous build:
-	// getting top layer info: layer not known`), and the CLI builds every
-	// dev container's feature content under one tag,
-	// dev_container_feature_content_temp: the rootful scripts' builds (flock
-	// $ROOTFUL_LOCK) and their cleanups take this lock in turn. The rootless
-	// user's store has one script.
-	rootfulLock := filepath.Join(confDir, "rootful-store.lock")
 	u, err := rootlessUser(conf)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +114,6 @@ func TestPodman(t *testing.T) {
 				return err
 			}
 			env.Setenv("CONTAINERS_CONF", conf)
-			env.Setenv("ROOTFUL_LOCK", rootfulLock)
 			// A directory the rootless user owns (the script's own is
 			// root's, 0700): its workspace, the CLI's data, the tools.
 			rl, err := os.MkdirTemp("", "claude-sandbox-podman-")
@@ -130,7 +121,9 @@ func TestPodman(t *testing.T) {
 				return err
 			}
 			env.Defer(func() {
-				withLock(rootfulLock, func() { podmanCleanup(nil, id) })
+				// The build lock is for rootful Podman's store; the rootless
+				// user's has one script.
+				g.withBuildLock(func() { podmanCleanup(nil, id) })
 				podmanCleanup(u.prefix(), id)
 				os.RemoveAll(rl)
 			})
@@ -246,17 +239,6 @@ func rootlessUser(conf string) (podmanAccount, error) {
 		}
 	}
 	return podmanAccount{name: podmanUser, uid: pu.Uid, home: pu.HomeDir, conf: userConf}, nil
-}
-
-// withLock runs f holding an exclusive lock on the file at path, as
-// flock(1) does; without the lock, f runs anyway (a cleanup is better late
-// than never).
-func withLock(path string, f func()) {
-	if fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644); err == nil {
-		defer unix.Close(fd)
-		_ = unix.Flock(fd, unix.LOCK_EX)
-	}
-	f()
 }
 
 // podmanCleanup removes the containers labelled with id, in the Podman the
