@@ -85,6 +85,8 @@ func TestProgramDirs(t *testing.T) {
 		{"./*.sh", []string{"./"}},
 		// A shell's or an interpreter's script is what it runs.
 		{"sh scripts/*.sh; python3 -u py/$X.py", []string{"scripts/", "py/"}},
+		// So is each script a loop runs.
+		{`!for f in lint/*.sh; do sh "$f"; done`, []string{"lint/"}},
 		// Not an argument's, not a computed directory's, not a bare glob.
 		{"cat scripts/*.sh; $D/x; *.sh; tools/fsmon", nil},
 	} {

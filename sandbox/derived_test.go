@@ -49,6 +49,8 @@ func TestProjectCommandFiles(t *testing.T) {
 			// one counts, and so does the directory one is picked in; not
 			// after an option that gives the code itself.
 			`bash -e "$CLAUDE_PROJECT_DIR"/.claude/hooks/absent.sh; node tools/*.js; python3 -m mod py/absent.py`,
+			// A loop that runs each script it lists.
+			`for f in "$CLAUDE_PROJECT_DIR"/each/*.sh; do sh "$f"; done`,
 		),
 		"ws/.claude/settings.local.json": `{"statusLine": {"type": "command", "command": "GUARD=$CLAUDE_PROJECT_DIR/hooks/guard.sh ./status.sh"}}`,
 		"ws/hooks/quoted.sh":             "",
@@ -72,6 +74,7 @@ func TestProjectCommandFiles(t *testing.T) {
 	want := []string{
 		".claude/hooks/absent.sh",
 		"bin/",
+		"each/",
 		"hooks/",
 		"hooks/guard.sh",
 		"hooks/inner-quoted.sh",
@@ -97,7 +100,7 @@ func TestClaudeCommandFiles(t *testing.T) {
 		".claude/settings.json": `{"statusLine": {"type": "command", "command": "bash -c 'cd ~ && ~/.claude/bin/status.sh'"},
 			"apiKeyHelper": "\"$HOME\"/.claude/bin/key.sh --for=${HOME}/.claude/keys/k",
 			"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "~/.claude/hooks/held.sh; $HOME/.claude/bin/$X.sh"}]},
-				{"hooks": [{"type": "command", "command": "~/.claude/hooks/*.sh; ~/.claude/*.sh; MODE=a ~/.claude/gen/run-$MODE; bash ~/.claude/scripts/*.sh; cat ~/.claude/args/*.txt"}]},
+				{"hooks": [{"type": "command", "command": "~/.claude/hooks/*.sh; ~/.claude/*.sh; MODE=a ~/.claude/gen/run-$MODE; bash ~/.claude/scripts/*.sh; cat ~/.claude/args/*.txt; for s in ~/.claude/each/*; do \"$s\"; done"}]},
 				{"hooks": [{"type": "command", "command": "~/.claude/linked/*.sh; ~/.claude/file/*.sh; ~/.claude/$D/run.sh"}]}]}}`,
 		".claude/file":   "not a directory",
 		".claude/real/":  "",
@@ -115,7 +118,7 @@ func TestClaudeCommandFiles(t *testing.T) {
 	// below ~/.claude); not ~/.claude/hooks, which the policy holds itself,
 	// nor ~/.claude itself, nor another argument's directory, a file's, or
 	// a computed one.
-	want := []string{".claude/bin/", ".claude/bin/key.sh", ".claude/bin/status.sh", ".claude/gen/", ".claude/keys/k", ".claude/linked/", ".claude/scripts/"}
+	want := []string{".claude/bin/", ".claude/bin/key.sh", ".claude/bin/status.sh", ".claude/each/", ".claude/gen/", ".claude/keys/k", ".claude/linked/", ".claude/scripts/"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ClaudeCommandFiles mismatch (-want +got):\n%s", diff)
 	}

@@ -7,7 +7,10 @@
 // env, exec, command or nohup runs; and the command line that a shell is
 // given with -c or as a here-string.
 //
-// It expands nothing. A word is rendered as the shell passes it, quotes
+// It expands nothing but a for loop's variable that stands alone as a word
+// ($f, "$f"): the command is read once as it is and once for each word the
+// loop lists, as a loop that runs every script it lists (for f in
+// hooks/*.sh; do sh "$f"; done) does. A word is rendered as the shell passes it, quotes
 // removed, but for what the shell computes when it runs the line: a
 // variable the caller names as known is written $NAME, whether the line
 // spells it $NAME, ${NAME} or "$NAME"; every other expansion (another
@@ -50,7 +53,7 @@ const maxAlternatives = 64
 // after the command that runs it. known are the variables rendered as
 // $NAME.
 func Commands(line string, known ...string) []Command {
-	r := reader{known: known}
+	r := reader{known: known, loops: map[string][]string{}}
 	r.line(line)
 	return r.commands
 }
@@ -58,6 +61,7 @@ func Commands(line string, known ...string) []Command {
 type reader struct {
 	known    []string
 	commands []Command
+	loops    map[string][]string // a for loop's variable: the words it takes
 }
 
 // line reads one command line. A line the parser refuses is split at
@@ -114,12 +118,16 @@ func (r *reader) stmt(s *syntax.Stmt) {
 			c.Operands = append(c.Operands, r.word(rd.Word)...)
 		}
 	}
+	var looped []loopWord
 	switch cmd := s.Cmd.(type) {
 	case *syntax.CallExpr:
 		for _, a := range cmd.Assigns {
 			c.Words = append(c.Words, r.assign(a)...)
 		}
 		for _, w := range cmd.Args {
+			if items, ok := r.loopItems(w); ok {
+				looped = append(looped, loopWord{at: len(c.Words), items: items})
+			}
 			c.Words = append(c.Words, r.word(w)...)
 		}
 	case *syntax.DeclClause:
@@ -130,11 +138,17 @@ func (r *reader) stmt(s *syntax.Stmt) {
 	case *syntax.ForClause:
 		if it, ok := cmd.Loop.(*syntax.WordIter); ok {
 			for _, w := range it.Items {
-				c.Operands = append(c.Operands, r.word(w)...)
+				words := r.word(w)
+				c.Operands = append(c.Operands, words...)
+				r.loops[it.Name.Value] = append(r.loops[it.Name.Value], words...)
 			}
 		}
 	}
 	chain, lines := runs(c, input)
+	for _, v := range loopVariants(c, looped) {
+		more, _ := runs(v, nil)
+		chain = append(chain, more...)
+	}
 	for _, cmd := range chain {
 		if len(cmd.Words) > 0 || len(cmd.Operands) > 0 {
 			r.commands = append(r.commands, cmd)
@@ -143,6 +157,51 @@ func (r *reader) stmt(s *syntax.Stmt) {
 	for _, l := range lines {
 		r.line(l)
 	}
+}
+
+// A loopWord is a word of a command that is a for loop's variable, alone:
+// its index in the command's words, and the words the loop gives it.
+type loopWord struct {
+	at    int
+	items []string
+}
+
+// loopItems returns the words a for loop read earlier gives w, when w is
+// that loop's variable alone ($f, "${f}"). Which loop is not told apart:
+// reading a word too many holds a file more.
+func (r *reader) loopItems(w *syntax.Word) ([]string, bool) {
+	if len(w.Parts) != 1 {
+		return nil, false
+	}
+	p := w.Parts[0]
+	if q, ok := p.(*syntax.DblQuoted); ok && len(q.Parts) == 1 {
+		p = q.Parts[0]
+	}
+	pe, ok := p.(*syntax.ParamExp)
+	if !ok || !plainParam(pe) {
+		return nil, false
+	}
+	items, ok := r.loops[pe.Param.Value]
+	return items, ok
+}
+
+// loopVariants are c once for each word a loop gives each of its loop
+// words, the rest as it is: a loop that runs every script it lists
+// (for f in hooks/*.sh; do sh "$f"; done) runs each as a program, with
+// what the shell computes in it. Past maxAlternatives, no more.
+func loopVariants(c Command, looped []loopWord) []Command {
+	var out []Command
+	for _, lw := range looped {
+		for _, item := range lw.items {
+			if len(out) == maxAlternatives {
+				return out
+			}
+			words := slices.Clone(c.Words)
+			words[lw.at] = item
+			out = append(out, Command{Words: words})
+		}
+	}
+	return out
 }
 
 // runs returns c and the commands it runs in turn, wrappers' (env ./x),
@@ -389,9 +448,14 @@ func (r *reader) part(b *strings.Builder, p syntax.WordPart, quoted bool) {
 // ${NAME}. The fields the parser sets only for zsh are not read: the line
 // is parsed as bash.
 func (r *reader) isKnown(p *syntax.ParamExp) bool {
-	plain := p.Param != nil && !p.Excl && !p.Length && !p.Width && p.Index == nil &&
+	return plainParam(p) && slices.Contains(r.known, p.Param.Value)
+}
+
+// plainParam reports whether p is a variable's plain value, $NAME or
+// ${NAME}.
+func plainParam(p *syntax.ParamExp) bool {
+	return p.Param != nil && !p.Excl && !p.Length && !p.Width && p.Index == nil &&
 		p.Slice == nil && p.Repl == nil && p.Names == 0 && p.Exp == nil
-	return plain && slices.Contains(r.known, p.Param.Value)
 }
 
 // literal writes a literal's text as the shell reads it: a backslash
