@@ -10,14 +10,14 @@
 // It expands nothing but a for loop's variable that stands alone as a word
 // ($f, "$f"): the command is read once as it is and once for each word the
 // loop lists, as a loop that runs every script it lists (for f in
-// hooks/*.sh; do sh "$f"; done) does. A word is rendered as the shell passes it, quotes
-// removed, but for what the shell computes when it runs the line: a
-// variable the caller names as known is written $NAME, whether the line
-// spells it $NAME, ${NAME} or "$NAME"; every other expansion (another
-// variable, a command substitution, arithmetic, a glob) is written "$", so
-// that a word holding a "$" that is not a known variable's is one whose
-// value cannot be known here. A "$" within single quotes is kept too,
-// which reads such a word as computed.
+// hooks/*.sh; do sh "$f"; done) does. A word is rendered as the shell
+// passes it, quotes removed, but for what the shell computes when it runs
+// the line: a variable the caller names as known is written $NAME,
+// whether the line spells it $NAME, ${NAME} or "$NAME"; every other
+// expansion (another variable, a command substitution, arithmetic, a
+// glob) is written "$", so that a word holding a "$" that is not a known
+// variable's is one whose value cannot be known here. A "$" within single
+// quotes is kept too, which reads such a word as computed.
 package shellcmd
 
 import (
