@@ -256,11 +256,22 @@ func programDir(ws, word string) (string, bool) {
 		return "", false
 	}
 	// A link is held too: the protections follow it to what it leads to.
-	if fi, err := os.Lstat(p); (err != nil && !errors.Is(err, fs.ErrNotExist)) || (err == nil && !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0) {
+	if !mayHoldPrograms(p) {
 		return "", false
 	}
 	rel, _ := filepath.Rel(ws, p)
 	return rel + "/", true
+}
+
+// mayHoldPrograms reports whether p can be a directory the shell picks a
+// program in: a directory, a link (to one, or to be refused), or missing
+// (it could appear). A file holds none; an error reading p says nothing.
+func mayHoldPrograms(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	return fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0
 }
 
 // projectPath returns word as an absolute clean path when it is a path in
@@ -332,7 +343,7 @@ func homeProgramDir(home, word string) (string, bool) {
 	if p == "" {
 		return "", false
 	}
-	if fi, err := os.Lstat(p); (err != nil && !errors.Is(err, fs.ErrNotExist)) || (err == nil && !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0) {
+	if !mayHoldPrograms(p) {
 		return "", false
 	}
 	return p + "/", true

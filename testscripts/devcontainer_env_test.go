@@ -16,6 +16,17 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/features/packaging"
 )
 
+// missingTool says which of tools is not installed, if one is not: a
+// reason a group cannot run here.
+func missingTool(tools ...string) string {
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			return tool + " is not installed"
+		}
+	}
+	return ""
+}
+
 // devcontainerGroup is what the Docker and the Podman group share and give
 // each of their scripts: the base image, the pinned devcontainer CLI, the
 // repository, the test binary, whose programs the containers run, and the

@@ -59,10 +59,8 @@ func dockerReason() string {
 	if os.Geteuid() != 0 {
 		return "it needs root (debootstrap, the Docker socket)"
 	}
-	for _, tool := range []string{"docker", "debootstrap", "npm", "flock"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return tool + " is not installed"
-		}
+	if why := missingTool("docker", "debootstrap", "npm", "flock"); why != "" {
+		return why
 	}
 	if out, err := exec.Command("docker", "version", "--format", "{{.Server.Version}}").CombinedOutput(); err != nil {
 		return fmt.Sprintf("the Docker engine does not answer: %s", lastLines(out, 1))

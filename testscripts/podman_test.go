@@ -45,10 +45,8 @@ func podmanReason() string {
 	if os.Geteuid() != 0 {
 		return "it needs root (debootstrap, a user for rootless Podman)"
 	}
-	for _, tool := range []string{"podman", "debootstrap", "npm", "newuidmap", "sudo", "flock"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return tool + " is not installed"
-		}
+	if why := missingTool("podman", "debootstrap", "npm", "newuidmap", "sudo", "flock"); why != "" {
+		return why
 	}
 	if out, err := exec.Command("podman", "info", "--format", "{{.Host.OCIRuntime.Name}}").CombinedOutput(); err != nil {
 		return fmt.Sprintf("podman does not work here: %s", lastLines(out, 1))
