@@ -257,6 +257,11 @@ func GitStoreEntry(path string) (name string, file, ok bool) {
 	if err != nil {
 		return "", false, false
 	}
+	return GitStoreTarget(target)
+}
+
+// GitStoreTarget is GitStoreEntry of a link's target, read already.
+func GitStoreTarget(target string) (name string, file, ok bool) {
 	rest, ok := strings.CutPrefix(target, layout.InsideGitStore+"/")
 	if !ok {
 		return "", false, false
