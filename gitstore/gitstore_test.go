@@ -316,3 +316,22 @@ func TestAdoptReadsNoPipe(t *testing.T) {
 		t.Errorf("the store's entry is gone: %v", err)
 	}
 }
+
+// A working tree named through a link a session could have made is not
+// followed: adopt names the link and changes nothing.
+func TestAdoptFollowsNoLinkToTheWorkingTree(t *testing.T) {
+	store, dir, entry := stored(t, "", nil)
+	via := filepath.Join(filepath.Dir(dir), "via")
+	if err := os.Symlink(dir, via); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Adopt(Store{Dir: store}, via); err == nil || !strings.Contains(err.Error(), "a link is not followed") {
+		t.Fatalf("Adopt: %v, want the link refused", err)
+	}
+	if _, ok := lstatLink(filepath.Join(dir, ".git")); !ok {
+		t.Error("the .git link is gone")
+	}
+	if _, err := os.Lstat(entry); err != nil {
+		t.Errorf("the store's entry is gone: %v", err)
+	}
+}
