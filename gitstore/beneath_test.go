@@ -89,3 +89,57 @@ func TestPruneRemovesALinkNotItsTarget(t *testing.T) {
 		t.Errorf("the link stays: %v", err)
 	}
 }
+
+// A removal while a session swaps a directory on its way for a link to
+// the user's directory, and back, removes nothing outside the store,
+// whichever it meets.
+func TestRemoveAllSurvivesSwaps(t *testing.T) {
+	outside, whole := userFiles(t)
+	// The user's directory has the names the removal meets below e/a.
+	for _, d := range []string{"b/c", "d"} {
+		os.MkdirAll(filepath.Join(outside, d), 0o755)
+		os.WriteFile(filepath.Join(outside, d, "x"), []byte("mine\n"), 0o600)
+	}
+	mirrored := func() {
+		t.Helper()
+		for _, f := range []string{"b/c/x", "d/x"} {
+			if _, err := os.Stat(filepath.Join(outside, f)); err != nil {
+				t.Errorf("the user's %s was removed: %v", f, err)
+			}
+		}
+	}
+	for round := range 20 {
+		store := filepath.Join(t.TempDir(), "store")
+		for _, d := range []string{"e/a/b/c", "e/a/d", "e/f"} {
+			os.MkdirAll(filepath.Join(store, d), 0o755)
+			os.WriteFile(filepath.Join(store, d, "x"), []byte("x"), 0o644)
+		}
+		st, err := openTree(store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, aside := filepath.Join(store, "e", "a"), filepath.Join(store, "e", "a.aside")
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range 200 {
+				if os.Rename(a, aside) != nil {
+					return
+				}
+				os.Symlink(outside, a)
+				os.Remove(a)
+				if os.Rename(aside, a) != nil {
+					return
+				}
+			}
+		}()
+		st.removeAll("e")
+		<-done
+		st.Close()
+		whole()
+		mirrored()
+		if t.Failed() {
+			t.Fatalf("round %d", round)
+		}
+	}
+}
