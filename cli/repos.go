@@ -50,7 +50,7 @@ func reposCmd(fs *flag.FlagSet, e env) func([]string) int {
 		if err == nil {
 			var entries []gitstore.Entry
 			if entries, err = gitstore.List(store.Dir, links); err == nil && *prune {
-				entries, err = gitstore.Prune(entries)
+				entries, err = gitstore.Prune(store.Dir, entries)
 				for _, g := range entries {
 					fmt.Fprintln(e.stdout, termtext.Escape("removed "+g.Path))
 				}

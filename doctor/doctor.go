@@ -293,6 +293,41 @@ func Git(environ []string) []Finding {
 	default:
 		out = append(out, Finding{OK: true, Name: "safe.bareRepository", Detail: "explicit (" + strings.TrimPrefix(origin, "file:") + "): git outside uses no bare repository it finds by itself"})
 	}
+	return append(out, GitProtocols(git, environ)...)
+}
+
+// safeProtocols are the transports git allows everywhere by default; every
+// other one is "user" (file, remote helpers) or "never" (ext).
+var safeProtocols = map[string]bool{"http": true, "https": true, "git": true, "ssh": true}
+
+// GitProtocols checks that git outside keeps its transport policy for
+// submodules: `git submodule update --init` clones from the URLs of
+// .gitmodules, a workspace file sessions write, with
+// GIT_PROTOCOL_FROM_USER=0, so by default an ext:: URL (a command), a
+// local path or file:// (a repository of the user's, copied into the
+// workspace) or another remote helper is refused there. A configuration
+// that sets protocol.allow, or one of those, to "always" lifts that.
+func GitProtocols(git string, environ []string) []Finding {
+	cmd := exec.Command(git, "config", "--show-origin", "--get-regexp", `^protocol\.`)
+	cmd.Env, cmd.Dir = environ, "/"
+	outb, _ := cmd.Output()
+	var out []Finding
+	for _, line := range strings.Split(strings.TrimSpace(string(outb)), "\n") {
+		origin, kv, ok := strings.Cut(line, "\t")
+		key, value, _ := strings.Cut(kv, " ")
+		name, isAllow := strings.CutSuffix(strings.TrimPrefix(strings.ToLower(key), "protocol."), ".allow")
+		if !ok || !isAllow && key != "protocol.allow" || safeProtocols[name] || !strings.EqualFold(value, "always") {
+			continue
+		}
+		fix := "unset it; allow a protocol for one command instead: git -c protocol.file.allow=always ..."
+		if file, isFile := strings.CutPrefix(origin, "file:"); isFile {
+			fix = fmt.Sprintf("git config --file %s --unset %s", file, key)
+		}
+		out = append(out, Finding{Name: "git protocols", Detail: fmt.Sprintf("%s sets %s = always: git submodule update --init outside would use it for a URL a session wrote in .gitmodules (ext:: runs a command, a local path copies a repository of yours into the workspace)", strings.TrimPrefix(origin, "file:"), key), Fix: fix})
+	}
+	if len(out) == 0 {
+		out = append(out, Finding{OK: true, Name: "git protocols", Detail: "git's defaults: a URL a session wrote in .gitmodules runs no command and reads no local repository (ext never, file and remote helpers only for your own commands)"})
+	}
 	return out
 }
 

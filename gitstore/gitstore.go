@@ -19,12 +19,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/claude-sandbox/claude-sandbox/gitconfig"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 // An Entry is one git directory or git file of the store.
@@ -37,38 +37,58 @@ type Entry struct {
 
 // List returns the store's entries, each with the links (from
 // sandbox.GitStoreLinks) that lead to it. A store that does not exist yet
-// has none.
+// has none. An entry is looked at beneath the store only: one a session
+// made a link is no git directory.
 func List(store string, links map[string]string) ([]Entry, error) {
-	des, err := os.ReadDir(store)
+	st, err := openTree(store)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	defer st.Close()
+	names, err := st.names("")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
 	byName := map[string][]string{}
 	for link, name := range links {
 		byName[name] = append(byName[name], link)
 	}
 	var out []Entry
-	for _, de := range des {
-		path := filepath.Join(store, de.Name())
-		_, err := os.Lstat(filepath.Join(path, "HEAD"))
-		e := Entry{Name: de.Name(), Path: path, Dir: de.IsDir() && err == nil, Links: byName[de.Name()]}
+	for _, name := range names {
+		fi, err := st.lstat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		_, err = st.lstat(name + "/HEAD")
+		e := Entry{Name: name, Path: st.where(name), Dir: fi.Mode&unix.S_IFMT == unix.S_IFDIR && err == nil, Links: byName[name]}
 		sort.Strings(e.Links)
 		out = append(out, e)
 	}
 	return out, nil
 }
 
-// Prune removes the entries no link leads to, and returns them.
-func Prune(entries []Entry) ([]Entry, error) {
+// Prune removes from store the entries no link leads to, and returns
+// them. Each is removed beneath the store by descriptor: an entry a
+// session turned into a link since it was listed is the link alone.
+func Prune(store string, entries []Entry) ([]Entry, error) {
+	st, err := openTree(store)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
 	var gone []Entry
 	for _, e := range entries {
 		if len(e.Links) > 0 {
 			continue
 		}
-		if err := os.RemoveAll(e.Path); err != nil {
+		if err := st.removeAll(e.Name); err != nil {
 			return gone, err
 		}
 		gone = append(gone, e)
@@ -101,53 +121,75 @@ type Adoption struct {
 // link is replaced by it, and the store's entry is removed. Nothing in dir
 // changes unless all of that succeeds but the last step. Run it once the
 // sessions that use the repository have ended.
+//
+// Every path a session laid is followed beneath a directory opened once:
+// the link is read and replaced in dir's descriptor, the entry it names
+// is read and removed beneath the store's.
 func Adopt(store Store, dir string) (*Adoption, error) {
-	link := filepath.Join(dir, ".git")
-	name, file, ok := sandbox.GitStoreEntry(link)
-	if !ok {
+	wt, err := openTree(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer wt.Close()
+	link := wt.where(".git")
+	target, err := wt.readlink(".git")
+	name, file, ok := sandbox.GitStoreTarget(target)
+	if err != nil || !ok {
 		return nil, fmt.Errorf("%s is not a link into the git store of a sandbox (ADR 0034)", link)
 	}
-	entry := filepath.Join(store.Dir, name)
-	fi, err := os.Lstat(entry)
+	st, err := openTree(store.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	fi, err := st.lstat(name)
 	if err != nil {
 		return nil, fmt.Errorf("%s leads to %s, which is not in this workspace's git store %s: %w", link, name, store.Dir, err)
 	}
 	if file {
-		return adoptSubmodule(store, dir, link, entry)
+		return adoptSubmodule(store, st, wt, target)
 	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("%s is not a git directory", entry)
+	if fi.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, fmt.Errorf("%s is not a git directory", st.where(name))
 	}
-	if _, err := os.Lstat(filepath.Join(entry, "commondir")); err == nil {
-		return nil, fmt.Errorf("%s is a linked worktree's git directory: its commits are in the repository it belongs to", entry)
+	if _, err := st.lstat(name + "/commondir"); err == nil {
+		return nil, fmt.Errorf("%s is a linked worktree's git directory: its commits are in the repository it belongs to", st.where(name))
 	}
-	a := &Adoption{Dir: dir}
-	tmp, err := a.rebuild(dir, ".git-adopt-", entry)
+	from, err := st.sub(name)
 	if err != nil {
 		return nil, err
 	}
-	done := false
-	defer func() {
-		if !done {
-			os.RemoveAll(tmp)
-		}
-	}()
-	// The link goes only once everything is in place; should the rename
-	// fail, the link comes back.
-	if err := os.Remove(link); err != nil {
+	defer from.Close()
+	a := &Adoption{Dir: dir}
+	tmp, err := a.rebuild(wt, ".git-adopt-", from)
+	if err != nil {
 		return nil, err
 	}
-	if err := os.Rename(tmp, link); err != nil {
-		if lerr := os.Symlink(filepath.Join(layout.InsideGitStore, name), link); lerr != nil {
+	// The link goes only once everything is in place; should the rename
+	// fail, the link comes back.
+	if err := replaceLink(wt, ".git", tmp); err != nil {
+		wt.removeAll(tmp)
+		if lerr := unix.Symlinkat(target, wt.fd, ".git"); lerr != nil && !errors.Is(lerr, unix.EEXIST) {
 			return nil, fmt.Errorf("%w; and the link %s could not be made again: %v", err, link, lerr)
 		}
 		return nil, err
 	}
-	done = true
-	if err := os.RemoveAll(entry); err != nil {
-		return a, fmt.Errorf("adopted, but the store's copy %s stays: %w", entry, err)
+	if err := st.removeAll(name); err != nil {
+		return a, fmt.Errorf("adopted, but the store's copy %s stays: %w", st.where(name), err)
 	}
 	return a, nil
+}
+
+// replaceLink puts the directory tmp of t in place of the link name of t,
+// which must still be a link.
+func replaceLink(t *tree, name, tmp string) error {
+	if err := unix.Unlinkat(t.fd, name, 0); err != nil {
+		return &os.PathError{Op: "remove", Path: t.where(name), Err: err}
+	}
+	if err := unix.Renameat(t.fd, tmp, t.fd, name); err != nil {
+		return &os.PathError{Op: "rename", Path: t.where(tmp), Err: err}
+	}
+	return nil
 }
 
 // adoptSubmodule adopts a working tree whose .git is a "gitdir:" file in
@@ -156,32 +198,43 @@ func Adopt(store Store, dir string) (*Adoption, error) {
 // file names it, only data is carried into it, it is pointed at the
 // working tree as git does, and the link becomes the file git would have
 // written. The submodule's URL is the superproject's configuration, which
-// `git submodule init` writes outside.
-func adoptSubmodule(store Store, dir, link, entry string) (*Adoption, error) {
-	target, _ := os.Readlink(link)
-	fileInStore := filepath.Join(store.Dir, strings.TrimPrefix(target, layout.InsideGitStore+"/"))
-	data, err := readPlain(fileInStore)
+// `git submodule init` writes outside. The file, and the git directory it
+// names, are read beneath the store's directories.
+func adoptSubmodule(store Store, st, wt *tree, target string) (*Adoption, error) {
+	dir, link := wt.Path, wt.where(".git")
+	inStore := strings.TrimPrefix(target, layout.InsideGitStore+"/")
+	data, err := st.read(inStore)
 	if err != nil {
 		return nil, err
 	}
 	line, _, _ := strings.Cut(string(data), "\n")
 	gitdir, ok := strings.CutPrefix(line, "gitdir: ")
 	if !ok || gitdir == "" {
-		return nil, fmt.Errorf("%s is not a \"gitdir:\" file", fileInStore)
+		return nil, fmt.Errorf("%s is not a \"gitdir:\" file", st.where(inStore))
 	}
 	if !filepath.IsAbs(gitdir) {
 		gitdir = filepath.Join(dir, gitdir)
 	}
 	gitdir = filepath.Clean(gitdir)
-	var stored string
+	var modules, rel string
 	for where, from := range store.Binds {
-		if rel, err := filepath.Rel(where, gitdir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") && filepath.Base(where) == "modules" {
-			stored = filepath.Join(from, rel)
+		if r, err := filepath.Rel(where, gitdir); err == nil && r != "." && !strings.HasPrefix(r, "..") && filepath.Base(where) == "modules" {
+			modules, rel = from, r
 		}
 	}
-	if stored == "" {
+	if modules == "" {
 		return nil, fmt.Errorf("%s names %s, which is no submodule's git directory in the store: a linked worktree's (its commits are on the repository's branches; check one out outside) or another repository's", link, gitdir)
 	}
+	mt, err := openTree(modules)
+	if err != nil {
+		return nil, err
+	}
+	defer mt.Close()
+	from, err := mt.sub(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer from.Close()
 	if _, err := os.Lstat(gitdir); err == nil {
 		return nil, fmt.Errorf("%s exists outside already: the submodule was initialised outside too; remove %s and run git submodule update outside instead", gitdir, dir)
 	}
@@ -189,74 +242,99 @@ func adoptSubmodule(store Store, dir, link, entry string) (*Adoption, error) {
 	if err := os.MkdirAll(filepath.Dir(gitdir), 0o777); err != nil {
 		return nil, err
 	}
-	tmp, err := a.rebuild(filepath.Dir(gitdir), ".adopt-", stored)
+	parent, err := openTree(filepath.Dir(gitdir))
 	if err != nil {
 		return nil, err
 	}
-	done := false
-	defer func() {
-		if !done {
-			os.RemoveAll(tmp)
-		}
-	}()
-	worktree, _ := filepath.Rel(gitdir, dir)
-	if err := git("--git-dir="+tmp, "config", "core.worktree", worktree); err != nil {
+	defer parent.Close()
+	tmp, err := a.rebuild(parent, ".adopt-", from)
+	if err != nil {
 		return nil, err
 	}
-	if err := os.Rename(tmp, gitdir); err != nil {
+	worktree, _ := filepath.Rel(gitdir, dir)
+	if err := git("--git-dir="+parent.where(tmp), "config", "core.worktree", worktree); err != nil {
+		parent.removeAll(tmp)
 		return nil, err
+	}
+	if err := unix.Renameat(parent.fd, tmp, parent.fd, filepath.Base(gitdir)); err != nil {
+		parent.removeAll(tmp)
+		return nil, &os.PathError{Op: "rename", Path: parent.where(tmp), Err: err}
 	}
 	back, _ := filepath.Rel(dir, gitdir)
-	if err := os.Remove(link); err != nil {
-		os.RemoveAll(gitdir)
-		return nil, err
-	}
-	if err := os.WriteFile(link, []byte("gitdir: "+back+"\n"), 0o644); err != nil {
-		os.RemoveAll(gitdir)
-		if lerr := os.Symlink(target, link); lerr != nil {
+	if err := writeGitFile(wt, back); err != nil {
+		parent.removeAll(filepath.Base(gitdir))
+		if lerr := unix.Symlinkat(target, wt.fd, ".git"); lerr != nil && !errors.Is(lerr, unix.EEXIST) {
 			return nil, fmt.Errorf("%w; and the link %s could not be made again: %v", err, link, lerr)
 		}
 		return nil, err
 	}
-	done = true
-	for _, p := range []string{entry, stored} {
-		if err := os.RemoveAll(p); err != nil {
-			return a, fmt.Errorf("adopted, but the store's copy %s stays: %w", p, err)
+	for _, p := range []struct {
+		t   *tree
+		rel string
+	}{{st, strings.SplitN(inStore, "/", 2)[0]}, {mt, rel}} {
+		if err := p.t.removeAll(p.rel); err != nil {
+			return a, fmt.Errorf("adopted, but the store's copy %s stays: %w", p.t.where(p.rel), err)
 		}
 	}
 	return a, nil
 }
 
+// writeGitFile replaces the link ".git" of wt by the file git writes for a
+// submodule, naming its git directory at back.
+func writeGitFile(wt *tree, back string) error {
+	if err := unix.Unlinkat(wt.fd, ".git", 0); err != nil {
+		return &os.PathError{Op: "remove", Path: wt.where(".git"), Err: err}
+	}
+	fd, err := wt.open(".git", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), wt.where(".git"))
+	_, err = f.WriteString("gitdir: " + back + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		unix.Unlinkat(wt.fd, ".git", 0)
+	}
+	return err
+}
+
 // rebuild makes, in a new directory in parent, the git directory adopt
 // gives outside to the stored git directory from: made by git outside with
-// the same object format, with from's data copied in. Nothing is left on
-// failure.
-func (a *Adoption) rebuild(parent, prefix, from string) (string, error) {
+// the same object format, with from's data copied in. It returns the new
+// directory's name in parent; nothing is left on failure.
+func (a *Adoption) rebuild(parent *tree, prefix string, from *tree) (string, error) {
 	format, err := a.readConfig(from)
 	if err != nil {
 		return "", err
 	}
-	tmp, err := os.MkdirTemp(parent, prefix)
+	tmp, err := os.MkdirTemp(parent.Path, prefix)
 	if err != nil {
 		return "", err
 	}
-	if err = initRepository(tmp, format); err == nil {
-		err = a.copyData(from, tmp)
+	name := filepath.Base(tmp)
+	to, err := parent.sub(name)
+	if err == nil {
+		defer to.Close()
+		if err = initRepository(parent.where(name), format); err == nil {
+			err = a.copyData(from, to)
+		}
 	}
 	if err != nil {
-		os.RemoveAll(tmp)
+		parent.removeAll(name)
 		return "", err
 	}
-	return tmp, nil
+	return name, nil
 }
 
 // readConfig reads from the stored repository's configuration only what a
 // new repository must share with it (the object format) and what the user
 // should hear of (its remotes). A reftable repository is refused: its refs
 // are not files this copy can check.
-func (a *Adoption) readConfig(entry string) (format string, err error) {
-	path := filepath.Join(entry, "config")
-	data, err := readPlain(path)
+func (a *Adoption) readConfig(entry *tree) (format string, err error) {
+	path := entry.where("config")
+	data, err := entry.read("config")
 	if err != nil {
 		return "", err
 	}
@@ -270,7 +348,7 @@ func (a *Adoption) readConfig(entry string) (format string, err error) {
 		case e.Name == "extensions.objectformat":
 			format = strings.ToLower(e.Value)
 		case e.Name == "extensions.refstorage" && !strings.EqualFold(e.Value, "files"):
-			return "", fmt.Errorf("%s keeps its refs in %q, which adopt cannot check; push its branches to a repository outside instead", entry, e.Value)
+			return "", fmt.Errorf("%s keeps its refs in %q, which adopt cannot check; push its branches to a repository outside instead", entry.Path, e.Value)
 		case e.Section() == "remote" && e.Key() == "url" && e.Subsection() != "":
 			remotes[e.Subsection()] = e.Value
 		}
@@ -334,44 +412,44 @@ var (
 // read as refs do; a file elsewhere that is not a plain file is skipped
 // and reported, as is the objects' alternates list (it names other object
 // stores, which need not exist outside).
-func (a *Adoption) copyData(from, to string) error {
-	head, err := readPlain(filepath.Join(from, "HEAD"))
+func (a *Adoption) copyData(from, to *tree) error {
+	head, err := from.read("HEAD")
 	if err != nil {
 		return err
 	}
 	if !looseRef.Match(head) {
-		return fmt.Errorf("%s/HEAD does not name a ref or an object", from)
+		return fmt.Errorf("%s/HEAD does not name a ref or an object", from.Path)
 	}
 	a.Head = strings.TrimPrefix(strings.TrimSpace(string(head)), "ref: ")
-	if err := os.WriteFile(filepath.Join(to, "HEAD"), head, 0o644); err != nil {
+	if err := to.write("HEAD", head, 0o644); err != nil {
 		return err
 	}
-	if data, err := readPlain(filepath.Join(from, "packed-refs")); err == nil {
+	if data, err := from.read("packed-refs"); err == nil {
 		for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 			if !packedLine.MatchString(line) {
-				return fmt.Errorf("%s/packed-refs:%d: not a packed ref", from, i+1)
+				return fmt.Errorf("%s/packed-refs:%d: not a packed ref", from.Path, i+1)
 			}
 			if !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "^") {
 				a.Refs++
 			}
 		}
-		if err := os.WriteFile(filepath.Join(to, "packed-refs"), data, 0o644); err != nil {
+		if err := to.write("packed-refs", data, 0o644); err != nil {
 			return err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if data, err := readPlain(filepath.Join(from, "shallow")); err == nil {
+	if data, err := from.read("shallow"); err == nil {
 		if !idLines.Match(data) {
-			return fmt.Errorf("%s/shallow does not list object IDs", from)
+			return fmt.Errorf("%s/shallow does not list object IDs", from.Path)
 		}
-		if err := os.WriteFile(filepath.Join(to, "shallow"), data, 0o644); err != nil {
+		if err := to.write("shallow", data, 0o644); err != nil {
 			return err
 		}
 	}
 	if err := a.copyTree(from, to, "refs", func(rel string, data []byte) error {
 		if !looseRef.Match(data) {
-			return fmt.Errorf("%s/%s is not a ref", from, rel)
+			return fmt.Errorf("%s/%s is not a ref", from.Path, rel)
 		}
 		a.Refs++
 		return nil
@@ -386,59 +464,52 @@ func (a *Adoption) copyData(from, to string) error {
 	return nil
 }
 
-// readPlain reads a file of the store, which must be a plain file: a
-// session may have left a link there to a file of the user's.
-func readPlain(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s is not a plain file", path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a plain file", path)
-	}
-	return io.ReadAll(f)
-}
-
-// copyTree copies rel below from to the same place below to: directories
-// and plain files, each file checked first when check is set. Links and
-// other kinds are skipped and reported.
-func (a *Adoption) copyTree(from, to, rel string, check func(rel string, data []byte) error) error {
-	root := filepath.Join(from, rel)
-	if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
+// copyTree copies rel below from to the same place below to, walking
+// beneath from by descriptor: directories and plain files, each file
+// checked first when check is set. Links and other kinds are skipped and
+// reported.
+func (a *Adoption) copyTree(from, to *tree, rel string, check func(rel string, data []byte) error) error {
+	fi, err := from.lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode&unix.S_IFMT == unix.S_IFDIR:
+		if err := to.mkdir(rel, 0o755); err != nil {
+			return err
+		}
+		names, err := from.names(rel)
 		if err != nil {
 			return err
 		}
-		r, _ := filepath.Rel(from, path)
-		dest := filepath.Join(to, r)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(dest, 0o755)
-		case !d.Type().IsRegular(), r == filepath.Join("objects", "info", "alternates"):
-			a.Skipped = append(a.Skipped, r)
-			return nil
-		}
-		data, err := readPlain(path)
-		if err != nil {
-			return err
-		}
-		if check != nil {
-			if err := check(r, data); err != nil {
+		sort.Strings(names)
+		for _, n := range names {
+			if err := a.copyTree(from, to, filepath.Join(rel, n), check); err != nil {
 				return err
 			}
 		}
-		mode := os.FileMode(0o644)
-		if strings.HasPrefix(r, "objects"+string(filepath.Separator)) {
-			mode = 0o444 // as git leaves its objects
+		return nil
+	case fi.Mode&unix.S_IFMT != unix.S_IFREG, rel == filepath.Join("objects", "info", "alternates"):
+		a.Skipped = append(a.Skipped, rel)
+		return nil
+	}
+	data, err := from.read(rel)
+	if err != nil {
+		return err
+	}
+	if check != nil {
+		if err := check(rel, data); err != nil {
+			return err
 		}
-		return os.WriteFile(dest, data, mode)
-	})
+	}
+	mode := uint32(0o644)
+	if strings.HasPrefix(rel, "objects"+string(filepath.Separator)) {
+		mode = 0o444 // as git leaves its objects
+	}
+	return to.write(rel, data, mode)
 }
 
 // Report says what an adoption carried and what it left, one line each.

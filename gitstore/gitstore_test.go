@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"golang.org/x/sys/unix"
 )
 
 // stored makes, in a new store, a repository as a session would leave it
@@ -174,5 +175,163 @@ func TestAdoptReadsNoLink(t *testing.T) {
 				t.Errorf("the store's entry is gone: %v", err)
 			}
 		})
+	}
+}
+
+// submodule makes a store as a session leaves a submodule initialised
+// inside: ws/sub/.git a link to a "gitdir:" file in the store's git/,
+// whose line is gitdir, and the store's modules/ prepared by setup. It
+// returns the store and the submodule's working tree.
+func submodule(t *testing.T, gitdir string, setup func(modules string)) (Store, string) {
+	t.Helper()
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	store := Store{Dir: filepath.Join(root, "store", "git"), Binds: map[string]string{filepath.Join(ws, ".git", "modules"): filepath.Join(root, "store", "modules")}}
+	dir := filepath.Join(ws, "sub")
+	file := filepath.Join(store.Dir, "sub-0123456789abcdef", "d", ".git")
+	for _, d := range []string{dir, filepath.Dir(file), filepath.Join(ws, ".git"), filepath.Join(root, "store", "modules")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(file, []byte("gitdir: "+gitdir+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(layout.InsideGitStore+"/sub-0123456789abcdef/d/.git", filepath.Join(dir, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	setup(filepath.Join(root, "store", "modules"))
+	return store, dir
+}
+
+// outsideRepo makes a git directory outside the store, as a user's own
+// repository would be, and returns it.
+func outsideRepo(t *testing.T, parent string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(parent, "y")
+	runGit(t, parent, "init", "-q", "--bare", repo)
+	return repo
+}
+
+// What a session lays in the store (a "gitdir:" file naming a path through
+// a link, a link for a git directory or an entry) makes adopt read, copy
+// and remove nothing outside the store: it is refused, and the user's
+// directory it leads to is whole.
+func TestAdoptFollowsOnlyTheStore(t *testing.T) {
+	cases := []struct {
+		name   string
+		gitdir string
+		lay    func(t *testing.T, modules, outside string)
+	}{
+		{"a module's directory a link outside", "../.git/modules/x/y", func(t *testing.T, modules, outside string) {
+			os.Symlink(outside, filepath.Join(modules, "x"))
+		}},
+		{"a module a link to a repository outside", "../.git/modules/x", func(t *testing.T, modules, outside string) {
+			os.Symlink(filepath.Join(outside, "y"), filepath.Join(modules, "x"))
+		}},
+		{"the entry a link outside", "../.git/modules/x", func(t *testing.T, modules, outside string) {
+			store := filepath.Join(filepath.Dir(modules), "git")
+			os.MkdirAll(filepath.Join(outside, "d"), 0o755)
+			os.WriteFile(filepath.Join(outside, "d", ".git"), []byte("gitdir: ../.git/modules/x\n"), 0o644)
+			os.RemoveAll(filepath.Join(store, "sub-0123456789abcdef"))
+			os.Symlink(outside, filepath.Join(store, "sub-0123456789abcdef"))
+			runGit(t, modules, "init", "-q", "--bare", filepath.Join(modules, "x"))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			outside := filepath.Join(t.TempDir(), "user")
+			repo := outsideRepo(t, outside)
+			store, dir := submodule(t, c.gitdir, func(modules string) { c.lay(t, modules, outside) })
+			_, err := Adopt(store, dir)
+			if err == nil || !strings.Contains(err.Error(), "not followed") && !strings.Contains(err.Error(), "is not a plain file") {
+				t.Errorf("Adopt: %v, want refused: a link is not followed", err)
+			}
+			if _, err := os.Stat(filepath.Join(repo, "HEAD")); err != nil {
+				t.Errorf("the repository outside the store was removed: %v", err)
+			}
+			if _, err := os.Lstat(filepath.Join(filepath.Dir(dir), ".git", "modules", "x")); err == nil {
+				t.Error("adopt made a git directory from what is outside the store")
+			}
+			if _, ok := lstatLink(filepath.Join(dir, ".git")); !ok {
+				t.Error("the .git link is gone")
+			}
+		})
+	}
+}
+
+// A gitdir: file whose path climbs out of the workspace's modules/ names
+// no submodule in the store.
+func TestAdoptRefusesAGitdirOutOfModules(t *testing.T) {
+	for _, gitdir := range []string{"../../../etc", "/etc", "../.git/modules/../../x", "../.git/modules"} {
+		store, dir := submodule(t, gitdir, func(string) {})
+		if _, err := Adopt(store, dir); err == nil || !strings.Contains(err.Error(), "no submodule's git directory in the store") {
+			t.Errorf("gitdir: %s: %v, want refused", gitdir, err)
+		}
+	}
+}
+
+// A link in the stored git directory, at its top or on the way to a file
+// adopt copies, is not followed: the data outside is not carried.
+func TestAdoptCopiesNothingThroughALink(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "user")
+	os.MkdirAll(filepath.Join(outside, "heads"), 0o755)
+	os.WriteFile(filepath.Join(outside, "heads", "secret"), []byte("0123456789012345678901234567890123456789\n"), 0o600)
+	os.WriteFile(filepath.Join(outside, "index"), []byte("outside\n"), 0o600)
+	store, dir, _ := stored(t, "", func(g string) {
+		os.Symlink(outside, filepath.Join(g, "refs", "planted"))
+		os.Symlink(filepath.Join(outside, "index"), filepath.Join(g, "logs", "planted"))
+	})
+	a, err := Adopt(Store{Dir: store}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".git", "refs", "planted")); err == nil {
+		t.Error("carried a link's target")
+	}
+	if want := "refs/planted logs/planted"; strings.Join(a.Skipped, " ") != want {
+		t.Errorf("skipped %q, want %q", a.Skipped, want)
+	}
+}
+
+// A HEAD that is a pipe is no plain file: adopt says so, where opening it
+// to read would wait for a writer for ever.
+func TestAdoptReadsNoPipe(t *testing.T) {
+	store, dir, entry := stored(t, "", func(g string) {
+		os.Remove(filepath.Join(g, "HEAD"))
+		if err := unix.Mkfifo(filepath.Join(g, "HEAD"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := Adopt(Store{Dir: store}, dir); err == nil || !strings.Contains(err.Error(), "is not a plain file") {
+		t.Fatalf("Adopt: %v, want a pipe refused", err)
+	}
+	if _, err := os.Lstat(entry); err != nil {
+		t.Errorf("the store's entry is gone: %v", err)
+	}
+}
+
+// A working tree named through a link a session could have made is not
+// followed: adopt names the link and changes nothing.
+func TestAdoptFollowsNoLinkToTheWorkingTree(t *testing.T) {
+	store, dir, entry := stored(t, "", nil)
+	via := filepath.Join(filepath.Dir(dir), "via")
+	if err := os.Symlink(dir, via); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Adopt(Store{Dir: store}, via); err == nil || !strings.Contains(err.Error(), "a link is not followed") {
+		t.Fatalf("Adopt: %v, want the link refused", err)
+	}
+	if _, ok := lstatLink(filepath.Join(dir, ".git")); !ok {
+		t.Error("the .git link is gone")
+	}
+	if _, err := os.Lstat(entry); err != nil {
+		t.Errorf("the store's entry is gone: %v", err)
 	}
 }

@@ -224,6 +224,10 @@ func (p *Plan) writable(c *Conf, r *Resolved) {
 		case storeBind:
 			p.add(OpBind, m.source, m.path, RuleGitStore, m.why)
 			p.InsideOnly = append(p.InsideOnly, m.path)
+			if filepath.Base(m.source) == claudeWorktreesStore {
+				p.Checkouts = append(p.Checkouts, m.path)
+				p.CheckoutNames = repositoryNames()
+			}
 		case storeCopy:
 			p.add(OpBind, m.source, m.path, RuleGitStore, m.why)
 			p.add(OpRoBind, m.source+launchCopy, layout.InsideRepoConfig, RuleGitStore,

@@ -241,6 +241,10 @@ func (s *gitScan) storeHolds(common, name string) bool {
 	return true
 }
 
+// claudeWorktreesStore is the git store's directory of Claude Code's
+// checkouts.
+const claudeWorktreesStore = "claude-worktrees"
+
 // worktreeStores holds where worktrees made inside go (ADR 0034): the
 // common git directory's worktrees/ and the workspace's
 // .claude/worktrees/, where Claude Code checks its worktrees out, are
@@ -251,7 +255,7 @@ func (s *gitScan) worktreeStores(common string) {
 	admin := filepath.Join(common, "worktrees")
 	checkouts := filepath.Join(s.ws, ".claude", "worktrees")
 	s.holds = append(s.holds, hold{path: admin, dir: true, why: whyWorktreeStore, store: StateDir(s.home, s.ws, "worktrees")},
-		hold{path: checkouts, dir: true, why: whyClaudeWorktrees, store: StateDir(s.home, s.ws, "claude-worktrees")})
+		hold{path: checkouts, dir: true, why: whyClaudeWorktrees, store: StateDir(s.home, s.ws, claudeWorktreesStore)})
 	for _, e := range s.boundBack(admin) {
 		s.holds = append(s.holds, hold{path: filepath.Join(admin, e), dir: true, why: whyGitDir})
 	}

@@ -241,11 +241,46 @@ func GitStoreLinks(roots []string) (map[string]string, error) {
 		if e.kind != unix.DT_LNK || filepath.Base(e.path) != ".git" {
 			continue
 		}
-		if name, _, ok := GitStoreEntry(e.path); ok {
+		target, ok := readlinkBeneath(roots, e.path)
+		if !ok {
+			continue
+		}
+		if name, _, ok := GitStoreTarget(target); ok {
 			links[e.path] = name
 		}
 	}
 	return links, nil
+}
+
+// readlinkBeneath reads the link at path, reached from the root it lies
+// below one component at a time and through no link: the walk reads
+// directories by path, and one a session swapped for a link meanwhile
+// leads this read nowhere outside the roots.
+func readlinkBeneath(roots []string, path string) (string, bool) {
+	for _, root := range roots {
+		rel, err := filepath.Rel(root, path)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		rfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return "", false
+		}
+		defer unix.Close(rfd)
+		dfd, err := unix.Openat2(rfd, filepath.Dir(rel), &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			return "", false
+		}
+		defer unix.Close(dfd)
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(dfd, filepath.Base(rel), buf)
+		if err != nil {
+			return "", false
+		}
+		return string(buf[:n]), true
+	}
+	return "", false
 }
 
 // GitStoreEntry reads the link at path and returns the name of the git
@@ -257,6 +292,11 @@ func GitStoreEntry(path string) (name string, file, ok bool) {
 	if err != nil {
 		return "", false, false
 	}
+	return GitStoreTarget(target)
+}
+
+// GitStoreTarget is GitStoreEntry of a link's target, read already.
+func GitStoreTarget(target string) (name string, file, ok bool) {
 	rest, ok := strings.CutPrefix(target, layout.InsideGitStore+"/")
 	if !ok {
 		return "", false, false

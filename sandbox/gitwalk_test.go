@@ -120,3 +120,22 @@ func TestGitStoreEntry(t *testing.T) {
 		}
 	}
 }
+
+// repos reads each ".git" link the walk found beneath its root, through
+// no link: a directory a session swapped for a link to a directory
+// outside, after the walk read it, yields no link from there.
+func TestReadlinkBeneath(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(ws, "a"), 0o755)
+	os.Symlink("/run/claude-sandbox/git/a-0123456789abcdef", filepath.Join(ws, "a", ".git"))
+	os.Symlink("/run/claude-sandbox/git/outside-0123456789abcdef", filepath.Join(outside, ".git"))
+	os.Symlink(outside, filepath.Join(ws, "swapped"))
+	if got, ok := readlinkBeneath([]string{ws}, filepath.Join(ws, "a", ".git")); !ok || got != "/run/claude-sandbox/git/a-0123456789abcdef" {
+		t.Errorf("a/.git: %q, %v", got, ok)
+	}
+	for _, p := range []string{filepath.Join(ws, "swapped", ".git"), filepath.Join(outside, ".git")} {
+		if got, ok := readlinkBeneath([]string{ws}, p); ok {
+			t.Errorf("%s read as %q: a link on the way, or outside the roots", p, got)
+		}
+	}
+}

@@ -37,6 +37,14 @@ type Plan struct {
 	// the sandbox makes directly in them no program outside finds, so the
 	// warden holds no outside name or named directory's rule there.
 	InsideOnly []string
+	// Checkouts are those of InsideOnly where the git store holds Claude
+	// Code's checkouts (the workspace's .claude/worktrees/): working trees
+	// a user or a shell prompt may enter outside. There, as where the
+	// outside sees, a ".git" made is made in the git store and every
+	// other repository name (CheckoutNames, in every spelling) is refused;
+	// the other outside names a repository's checkout carries are not.
+	Checkouts     []string
+	CheckoutNames []string
 	// CopyThrough are the names a copy in the git store is bound on, which
 	// the sandbox may write, a new version renamed over it copied in (ADR
 	// 0034).

@@ -48,6 +48,16 @@ func vcsOutsideNames() []namerule.Outside {
 	return out
 }
 
+// repositoryNames are the names of every repository's directory: git's
+// and those of vcsDirs.
+func repositoryNames() []string {
+	names := []string{".git"}
+	for _, d := range vcsDirs {
+		names = append(names, d.name)
+	}
+	return names
+}
+
 // vcsNamedDirs are the entries of vcsDirs that lie directly in the
 // repository directory, refused in every directory of that name the
 // outside sees, whenever it appeared.

@@ -42,14 +42,14 @@ func (w *Warden) toGitStore(r resolved, emptyDir bool) (bool, unix.Errno) {
 	if unix.Fstatat(r.dir, r.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		return false, 0
 	}
-	private, why, errno := w.refuseByRule(r.dir, r.name, emptyDir)
+	seen, why, errno := w.refuseByRule(r.dir, r.name, emptyDir)
 	if errno != 0 {
 		if w.Refused != nil {
 			w.Refused(fdPath(r.dir)+"/"+r.name, why)
 		}
 		return false, errno
 	}
-	return !private, 0
+	return seen != seenInside, 0
 }
 
 // makeInGitStore makes the ".git" r names in the git store, a directory
@@ -178,9 +178,17 @@ func insideOnlyMounts(root int, paths []string) map[uint64]bool {
 }
 
 // onInsideOnly reports whether fd, at the path p as the sandbox sees it,
-// is directly on one of the git store's mounts: its path lies below one,
-// and its mount is that one, not another bound on top.
+// is directly on one of the git store's mounts.
 func (w *Warden) onInsideOnly(p string, fd int) bool {
+	store, _ := w.onStore(p, fd)
+	return store
+}
+
+// onStore reports whether fd, at the path p as the sandbox sees it, is
+// directly on one of the git store's mounts (its path lies below one, and
+// its mount is that one, not another bound on top), and whether that is
+// one of the store's checkouts.
+func (w *Warden) onStore(p string, fd int) (store, checkout bool) {
 	below := false
 	for _, o := range w.insideOnly {
 		if p == o || strings.HasPrefix(p, o+"/") {
@@ -189,13 +197,13 @@ func (w *Warden) onInsideOnly(p string, fd int) bool {
 		}
 	}
 	if !below || len(w.onlyMounts) == 0 {
-		return false
+		return false, false
 	}
 	var stx unix.Statx_t
 	if unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &stx) != nil || stx.Mask&unix.STATX_MNT_ID == 0 {
-		return false
+		return false, false
 	}
-	return w.onlyMounts[stx.Mnt_id]
+	return w.onlyMounts[stx.Mnt_id], w.checkoutMounts[stx.Mnt_id]
 }
 
 // A copyThrough is a namerule.CopyThrough by the identity of its copy.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
@@ -49,6 +50,13 @@ type Rules struct {
 	// directly on those mounts, as on the sandbox's own file systems, no
 	// outside name and no named directory's rule applies.
 	InsideOnly []string
+	// Checkouts are those of InsideOnly where the git store holds working
+	// trees a user or a shell prompt may enter outside (Claude Code's
+	// checkouts): directly on those mounts a ".git" is made in the git
+	// store and the CheckoutNames are refused in every spelling, as where
+	// the outside sees; the other outside names are not.
+	Checkouts     []string
+	CheckoutNames []string
 	// CopyThrough are names of Dirs a copy in the git store is bound on
 	// (ADR 0034): the sandbox may write them while they are that copy.
 	CopyThrough []namerule.CopyThrough
@@ -146,11 +154,14 @@ func inNamedDirs(rules []namerule.InNamedDir) map[string]map[string]string {
 // answer), an outside name is not permitted (EPERM). It returns "" and 0
 // for a name the sandbox may use.
 func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno) {
-	private, why, errno := w.refuseByRule(dir, name, emptyDir)
-	if errno != 0 || private {
+	seen, why, errno := w.refuseByRule(dir, name, emptyDir)
+	if errno != 0 || seen == seenInside {
 		return why, errno
 	}
 	for _, n := range w.outside {
+		if seen == seenOnCheckout && !slices.Contains(w.checkoutNames, n.Name) {
+			continue
+		}
 		if foldname.Same(n.Name, name) {
 			return n.Why, unix.EPERM
 		}
@@ -158,35 +169,47 @@ func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno
 	return "", 0
 }
 
+// What of a directory's names a program outside may come to obey.
+type visibility int
+
+const (
+	seenOutside    visibility = iota // every outside name
+	seenOnCheckout                   // a repository's name (Rules.Checkouts)
+	seenInside                       // none: the sandbox's own, or the git store's
+)
+
 // refuseByRule is refuse without the outside names: the rules of the plan
-// alone. private reports a directory on one of the sandbox's own file
-// systems.
-func (w *Warden) refuseByRule(dir int, name string, emptyDir bool) (private bool, why string, errno unix.Errno) {
+// alone. seen says which outside names apply in dir.
+func (w *Warden) refuseByRule(dir int, name string, emptyDir bool) (seen visibility, why string, errno unix.Errno) {
 	var st unix.Stat_t
 	if err := unix.Fstat(dir, &st); err != nil {
-		return false, "cannot tell what directory this is", unix.EPERM
+		return seenOutside, "cannot tell what directory this is", unix.EPERM
 	}
 	if w.isCopy(fileID{st.Dev, st.Ino}, dir, name) {
-		return false, "", 0 // the sandbox's own copy of what the name holds outside
+		return seenOutside, "", 0 // the sandbox's own copy of what the name holds outside
 	}
 	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok {
 		for _, n := range r.Names {
 			if foldname.Same(n, name) {
-				return false, r.Why, unix.EROFS
+				return seenOutside, r.Why, unix.EROFS
 			}
 		}
 	}
-	private = w.private[st.Dev]
-	if !private && (len(w.paths) > 0 || len(w.inNamed) > 0 || len(w.onlyMounts) > 0) {
+	if w.private[st.Dev] {
+		return seenInside, "", 0
+	}
+	if len(w.paths) > 0 || len(w.inNamed) > 0 || len(w.onlyMounts) > 0 {
 		p := fdPath(dir)
-		if w.onInsideOnly(p, dir) {
-			return true, "", 0
+		if store, checkout := w.onStore(p, dir); checkout {
+			return seenOnCheckout, "", 0
+		} else if store {
+			return seenInside, "", 0
 		}
 		if why, onTheWay := w.underPathRule(p + "/" + name); why != "" && !(onTheWay && emptyDir) {
-			return false, why, unix.EROFS
+			return seenOutside, why, unix.EROFS
 		}
 	}
-	return private, "", 0
+	return seenOutside, "", 0
 }
 
 // isOutsideName reports whether name is an outside name as written.

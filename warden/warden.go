@@ -56,8 +56,13 @@ type Warden struct {
 	// there, read when the root is opened.
 	insideOnly []string
 	onlyMounts map[uint64]bool
-	helper     *helperClient
-	stop       sync.Once // fatal's
+	// checkouts are Rules.Checkouts, checkoutMounts the IDs of their
+	// mounts, checkoutNames Rules.CheckoutNames.
+	checkouts      []string
+	checkoutMounts map[uint64]bool
+	checkoutNames  []string
+	helper         *helperClient
+	stop           sync.Once // fatal's
 }
 
 // New prepares a warden for rules. The rule directories are looked up now;
@@ -65,6 +70,7 @@ type Warden struct {
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
 	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, insideOnly: r.InsideOnly,
+		checkouts: r.Checkouts, checkoutNames: r.CheckoutNames,
 		sockets: ownSockets{files: map[fileID]int{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
 	if r.Helper != nil {
 		w.helper = newHelperClient(int(r.Helper.Fd()))
@@ -122,6 +128,7 @@ func (w *Warden) sandboxRoot(t *task) (int, error) {
 	}
 	w.root = root
 	w.onlyMounts = insideOnlyMounts(root, w.insideOnly)
+	w.checkoutMounts = insideOnlyMounts(root, w.checkouts)
 	return root, nil
 }
 
