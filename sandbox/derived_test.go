@@ -41,6 +41,9 @@ func TestProjectCommandFiles(t *testing.T) {
 			`true && $CLAUDE_PROJECT_DIR/hooks/later.sh`,
 			`echo "$($CLAUDE_PROJECT_DIR/hooks/substituted.sh)"`,
 			`env MODE=x "$CLAUDE_PROJECT_DIR/hooks/wrapped.sh"`,
+			// Every wrapper that runs its operands, past its options and
+			// the operands it takes first.
+			`timeout -s KILL 30 nice -n 5 "$CLAUDE_PROJECT_DIR"/hooks/timed.sh; flock -w 3 /tmp/lock -c "$CLAUDE_PROJECT_DIR/hooks/locked.sh"`,
 			// A program picked in a directory: the directory, missing or
 			// not, but never the workspace's root, nor for an argument.
 			`$CLAUDE_PROJECT_DIR/bin/run-*; $CLAUDE_PROJECT_DIR/*.sh; prettier --write $CLAUDE_PROJECT_DIR/src/*.ts`,
@@ -80,9 +83,11 @@ func TestProjectCommandFiles(t *testing.T) {
 		"hooks/inner-quoted.sh",
 		"hooks/inner.sh",
 		"hooks/later.sh",
+		"hooks/locked.sh",
 		"hooks/missing.sh",
 		"hooks/quoted.sh",
 		"hooks/substituted.sh",
+		"hooks/timed.sh",
 		"hooks/wrapped.sh",
 		"linked/",
 		"scripts/check.py",

@@ -3,9 +3,10 @@
 // configuration give to a shell. It parses the line (mvdan.cc/sh's
 // parser, bash's grammar) and returns every simple command the line can
 // run, wherever it stands: in a list or a pipeline, a subshell, a compound
-// command, a function's body, a command substitution; the command that
-// env, exec, command or nohup runs; and the command line that a shell is
-// given with -c or as a here-string.
+// command, a function's body, a command substitution; the command that a
+// wrapper runs (env, exec, command, nohup, timeout, nice, sudo, xargs,
+// ...: wrappers); and the command line that a shell is given with -c or
+// as a here-string.
 //
 // It expands nothing but a for loop's variable that stands alone as a word
 // ($f, "$f"): the command is read once as it is and once for each word the
@@ -220,10 +221,13 @@ func runs(c Command, input []string) (chain []Command, lines []string) {
 			if at < 0 {
 				return chain, input
 			}
-			fromEnd := len(program) - at // the same in every command of the chain: each one ends its runner's words
+			// Each command of the chain that holds the line as a word drops
+			// its last such word: the line (a wrapper's -c line is the one
+			// it gives to sh -c).
 			for k := range chain {
-				n := len(chain[k].Words) - fromEnd
-				chain[k].Words = slices.Delete(slices.Clone(chain[k].Words), n, n+1)
+				if n := lastIndex(chain[k].Words, program[at]); n >= 0 {
+					chain[k].Words = slices.Delete(slices.Clone(chain[k].Words), n, n+1)
+				}
 			}
 			return chain, []string{program[at]}
 		}
@@ -232,6 +236,16 @@ func runs(c Command, input []string) (chain []Command, lines []string) {
 		}
 		chain = append(chain, Command{Words: slices.Clone(words)})
 	}
+}
+
+// lastIndex returns the index of the last of words that is w, or -1.
+func lastIndex(words []string, w string) int {
+	for i := len(words) - 1; i >= 0; i-- {
+		if words[i] == w {
+			return i
+		}
+	}
+	return -1
 }
 
 // shells read a command line from their -c operand, or else, with no
@@ -324,36 +338,112 @@ func script(words []string) (int, bool) {
 	return 0, false
 }
 
-// wrappers run their operands as a command, after their options; the
-// options listed take a value as the next word.
-var wrappers = map[string][]string{
-	"env":     {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
-	"exec":    {"-a"},
-	"command": nil,
-	"nohup":   nil,
+// A wrapper runs its operands as a command, after its options and the
+// operands it takes first (timeout's duration, flock's file). The options
+// are each one's own, from its manual (coreutils, util-linux, sudo, doas,
+// findutils); a long option's value may also follow an "=" in the same
+// word, and a short one's be written in the same word, which read as
+// options that take none.
+type wrapper struct {
+	valued   []string // options that take a value as the next word
+	operands int      // operands before the command
+	numeric  bool     // the operands are skipped only when they are numbers (chrt's priority, which may be left out)
+	lines    []string // options whose value is a command line the wrapper gives to sh -c
+	anywhere bool     // options may follow the operands (runuser's -c after the user)
+	split    []string // options whose value is split into words that stand in its place (env -S)
+}
+
+// wrappers are the programs that run their operands as a command.
+var wrappers = map[string]wrapper{
+	"env":     {valued: []string{"-u", "--unset", "-C", "--chdir", "-a", "--argv0"}, split: []string{"-S", "--split-string"}},
+	"exec":    {valued: []string{"-a"}},
+	"command": {},
+	"builtin": {},
+	"nohup":   {},
+	"setsid":  {},
+	"nice":    {valued: []string{"-n", "--adjustment"}},
+	"timeout": {valued: []string{"-k", "--kill-after", "-s", "--signal"}, operands: 1},
+	"ionice":  {valued: []string{"-c", "--class", "-n", "--classdata"}},
+	"stdbuf":  {valued: []string{"-i", "--input", "-o", "--output", "-e", "--error"}},
+	"flock":   {valued: []string{"-w", "--timeout", "--wait", "-E", "--conflict-exit-code"}, operands: 1, lines: []string{"-c", "--command"}},
+	"chrt":    {valued: []string{"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"}, operands: 1, numeric: true},
+	"taskset": {operands: 1},
+	"time":    {valued: []string{"-o", "--output", "-f", "--format"}},
+	"sudo": {valued: []string{"-C", "--close-from", "-D", "--chdir", "-g", "--group", "-p", "--prompt", "-R", "--chroot",
+		"-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user", "-u", "--user"}},
+	"doas": {valued: []string{"-a", "-C", "-u"}},
+	"runuser": {valued: []string{"-u", "--user", "-w", "--whitelist-environment", "-g", "--group", "-G", "--supp-group", "-s", "--shell"},
+		lines: []string{"-c", "--command", "--session-command"}, anywhere: true},
+	"xargs": {valued: []string{"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "--max-lines", "-n", "--max-args",
+		"-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"}},
 }
 
 // wrapped returns the command that words run when their program is a
-// wrapper, with env's assignments, else nil.
+// wrapper, with env's and sudo's assignments, else nil. A wrapper that
+// gives a line to a shell (flock FILE -c LINE) runs sh -c LINE.
 func wrapped(words []string) []string {
 	if len(words) == 0 {
 		return nil
 	}
-	valued, ok := wrappers[path.Base(words[0])]
+	wr, ok := wrappers[path.Base(words[0])]
 	if !ok {
 		return nil
 	}
+	if wr.anywhere {
+		for i := 1; i+1 < len(words); i++ {
+			if slices.Contains(wr.lines, words[i]) {
+				return []string{"sh", "-c", words[i+1]}
+			}
+		}
+	}
+	operands := wr.operands
 	for i := 1; i < len(words); i++ {
-		switch w := words[i]; {
+		w := words[i]
+		switch {
 		case w == "--":
-			return words[i+1:]
-		case slices.Contains(valued, w):
+			return skipOperands(words[i+1:], wr)
+		case slices.Contains(wr.lines, w) && i+1 < len(words):
+			return []string{"sh", "-c", words[i+1]}
+		case slices.Contains(wr.split, w) && i+1 < len(words):
+			words = slices.Concat(words[:i], splitString(words[i+1]), words[i+2:])
+			i--
+		case slices.Contains(wr.valued, w):
 			i++
-		case !strings.HasPrefix(w, "-"):
+		case strings.HasPrefix(w, "-") && w != "-":
+		case operands > 0 && (!wr.numeric || number(w)):
+			operands--
+		default:
 			return words[i:]
 		}
 	}
 	return nil
+}
+
+// skipOperands returns what follows a wrapper's "--": its command, after
+// the operands the wrapper takes first.
+func skipOperands(words []string, wr wrapper) []string {
+	for n := wr.operands; n > 0 && len(words) > 0 && (!wr.numeric || number(words[0])); n-- {
+		words = words[1:]
+	}
+	if len(wr.lines) > 0 && len(words) > 1 && slices.Contains(wr.lines, words[0]) {
+		return []string{"sh", "-c", words[1]}
+	}
+	return words
+}
+
+// splitString returns the words env -S makes of its value: read as a
+// shell reads one command (env's own rules are a subset: quotes,
+// backslashes, ${NAME}), else split at blanks.
+func splitString(s string) []string {
+	if cmds := Commands(s); len(cmds) == 1 && len(cmds[0].Operands) == 0 {
+		return cmds[0].Words
+	}
+	return strings.Fields(s)
+}
+
+// number reports whether w is a decimal number.
+func number(w string) bool {
+	return w != "" && strings.Trim(w, "0123456789") == ""
 }
 
 // assignment reports whether w is a NAME=VALUE word.
