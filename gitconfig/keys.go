@@ -125,3 +125,29 @@ func ProgramDirs(value string) []string {
 	}
 	return dirs
 }
+
+// Scripts returns the scripts that the commands of a command value run by
+// a shell or an interpreter (shellcmd's Programs past the program: sh
+// x.sh, python3 lint.py, . env.sh), spelt as in Words, each once. A
+// script named without a directory is read from the working directory as
+// ./x.sh is, and is returned so ("./x.sh"). A script the shell computes is
+// not returned.
+func Scripts(value string) []string {
+	var scripts []string
+	for _, c := range shellcmd.Commands(strings.TrimPrefix(strings.TrimSpace(value), "!"), "HOME") {
+		programs := c.Programs()
+		for _, i := range programs[min(1, len(programs)):] {
+			w := c.Words[i]
+			if rest, ok := strings.CutPrefix(w, "$HOME"); ok && (rest == "" || rest[0] == '/') {
+				w = "~" + rest
+			}
+			if !strings.ContainsAny(w, "/~") {
+				w = "./" + w
+			}
+			if w != "./-" && !strings.Contains(w, "$") && !slices.Contains(scripts, w) {
+				scripts = append(scripts, w)
+			}
+		}
+	}
+	return scripts
+}

@@ -96,6 +96,22 @@ func TestProgramDirs(t *testing.T) {
 	}
 }
 
+func TestScripts(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"!bash check.sh && python3 -u tools/lint.py", []string{"./check.sh", "tools/lint.py"}},
+		{`sh -c '. env.sh; sh "$HOME"/s.sh'; perl -e 1 x.pl; node -`, []string{"./env.sh", "~/s.sh"}},
+		// Not a program, not an argument, not a computed script.
+		{"./run check.sh; cat x.sh; sh $X.sh", nil},
+	} {
+		if diff := cmp.Diff(tt.want, Scripts(tt.in)); diff != "" {
+			t.Errorf("Scripts(%q) mismatch (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")

@@ -209,6 +209,9 @@ func ProjectCommandFiles(ws string) ([]string, error) {
 			for i, word := range cmd.Words {
 				// The assignments before the program count as it does.
 				program := len(programs) == 0 || i <= programs[0] || slices.Contains(programs, i)
+				if slices.Contains(programs[min(1, len(programs)):], i) {
+					word = scriptPath(word)
+				}
 				add(word, program)
 				if name, value, assignment := strings.Cut(word, "="); assignment && !strings.Contains(name, "/") {
 					add(value, program)
@@ -221,6 +224,18 @@ func ProjectCommandFiles(ws string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// scriptPath returns a script's word as a path: a shell or an interpreter
+// reads a script named without a directory (bash check.sh, python3
+// lint.py) from its working directory, as it reads ./check.sh (bash, and
+// bash's "." and zsh's source once PATH has none, look in PATH too: the
+// working directory's file wins, or is the one found).
+func scriptPath(word string) string {
+	if word == "-" || strings.ContainsAny(word, "/$~") {
+		return word
+	}
+	return "./" + word
 }
 
 // projectFile returns the workspace-relative path of the file word names

@@ -52,6 +52,9 @@ func TestProjectCommandFiles(t *testing.T) {
 			// one counts, and so does the directory one is picked in; not
 			// after an option that gives the code itself.
 			`bash -e "$CLAUDE_PROJECT_DIR"/.claude/hooks/absent.sh; node tools/*.js; python3 -m mod py/absent.py`,
+			// A script named without a directory is read from the working
+			// directory, the project's: missing or not.
+			`bash check.sh; python3 -u lint.py; . env.sh; node -; cat plain.txt`,
 			// A loop that runs each script it lists.
 			`for f in "$CLAUDE_PROJECT_DIR"/each/*.sh; do sh "$f"; done`,
 		),
@@ -63,6 +66,8 @@ func TestProjectCommandFiles(t *testing.T) {
 		"ws/hooks/a.sh":                  "",
 		"ws/scripts/check.py":            "",
 		"ws/status.sh":                   "",
+		"ws/lint.py":                     "",
+		"ws/plain.txt":                   "",
 		"ws/src/":                        "",
 		"ws/linked":                      "->hooks",
 	})
@@ -77,7 +82,9 @@ func TestProjectCommandFiles(t *testing.T) {
 	want := []string{
 		".claude/hooks/absent.sh",
 		"bin/",
+		"check.sh",
 		"each/",
+		"env.sh",
 		"hooks/",
 		"hooks/guard.sh",
 		"hooks/inner-quoted.sh",
@@ -90,6 +97,7 @@ func TestProjectCommandFiles(t *testing.T) {
 		"hooks/timed.sh",
 		"hooks/wrapped.sh",
 		"linked/",
+		"lint.py",
 		"scripts/check.py",
 		"status.sh",
 		"tools/",

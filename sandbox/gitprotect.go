@@ -580,6 +580,13 @@ func (s *gitScan) named(e gitconfig.Entry, bases []string) {
 		for _, w := range gitconfig.Words(e.Value) {
 			s.commandWord(w, bases, why)
 		}
+		// A script is held missing or not, named with a directory or not:
+		// sh x.sh reads ./x.sh.
+		for _, w := range gitconfig.Scripts(e.Value) {
+			for _, p := range s.resolve(w, bases) {
+				s.holds = append(s.holds, hold{path: p, why: why})
+			}
+		}
 		// Whatever a session put in the directory a program is picked in
 		// could be the one that runs; never the base itself (a
 		// repository's top), which stays writable.
