@@ -128,7 +128,8 @@ func ProgramDirs(value string) []string {
 
 // Scripts returns the scripts that the commands of a command value run by
 // a shell or an interpreter (shellcmd's Programs past the program: sh
-// x.sh, python3 lint.py, . env.sh), spelt as in Words, each once. A
+// x.sh, python3 lint.py, . env.sh; and its Scripts: sh < x.sh, cat x.sh |
+// sh, eval "$(cat x.sh)"), spelt as in Words, each once. A
 // script named without a directory is read from the working directory as
 // ./x.sh is, and is returned so ("./x.sh"). A script the shell computes is
 // not returned.
@@ -136,8 +137,11 @@ func Scripts(value string) []string {
 	var scripts []string
 	for _, c := range shellcmd.Commands(strings.TrimPrefix(strings.TrimSpace(value), "!"), "HOME") {
 		programs := c.Programs()
+		words := c.Scripts
 		for _, i := range programs[min(1, len(programs)):] {
-			w := c.Words[i]
+			words = append(words, c.Words[i])
+		}
+		for _, w := range words {
 			if rest, ok := strings.CutPrefix(w, "$HOME"); ok && (rest == "" || rest[0] == '/') {
 				w = "~" + rest
 			}
@@ -150,4 +154,23 @@ func Scripts(value string) []string {
 		}
 	}
 	return scripts
+}
+
+// PythonDirs returns, for each command of a command value that runs
+// Python, the directories it imports modules from before its own library
+// (shellcmd's PythonImportDirs: "." for the working directory, a script's
+// directory, PYTHONPATH's entries), spelt as in Words, each once.
+func PythonDirs(value string) []string {
+	var dirs []string
+	for _, c := range shellcmd.Commands(strings.TrimPrefix(strings.TrimSpace(value), "!"), "HOME") {
+		for _, d := range c.PythonImportDirs() {
+			if rest, ok := strings.CutPrefix(d, "$HOME"); ok && (rest == "" || rest[0] == '/') {
+				d = "~" + rest
+			}
+			if !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	return dirs
 }

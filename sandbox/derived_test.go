@@ -51,10 +51,12 @@ func TestProjectCommandFiles(t *testing.T) {
 			// A shell's or an interpreter's script is what it runs: a missing
 			// one counts, and so does the directory one is picked in; not
 			// after an option that gives the code itself.
-			`bash -e "$CLAUDE_PROJECT_DIR"/.claude/hooks/absent.sh; node tools/*.js; python3 -m mod py/absent.py`,
+			`bash -e "$CLAUDE_PROJECT_DIR"/.claude/hooks/absent.sh; node tools/*.js; python3 -P -m mod py/absent.py`,
 			// A script named without a directory is read from the working
 			// directory, the project's: missing or not.
-			`bash check.sh; python3 -u lint.py; . env.sh; node -; cat plain.txt`,
+			`bash check.sh; python3 -P -u lint.py; . env.sh; node -; cat plain.txt`,
+			// A script a shell reads from its input, or through cat.
+			`sh < "$CLAUDE_PROJECT_DIR"/hooks/piped.sh; cat hooks/catted.sh | bash; source <(cat sourced.sh)`,
 			// A loop that runs each script it lists.
 			`for f in "$CLAUDE_PROJECT_DIR"/each/*.sh; do sh "$f"; done`,
 		),
@@ -86,19 +88,23 @@ func TestProjectCommandFiles(t *testing.T) {
 		"each/",
 		"env.sh",
 		"hooks/",
+		"hooks/catted.sh",
 		"hooks/guard.sh",
 		"hooks/inner-quoted.sh",
 		"hooks/inner.sh",
 		"hooks/later.sh",
 		"hooks/locked.sh",
 		"hooks/missing.sh",
+		"hooks/piped.sh",
 		"hooks/quoted.sh",
 		"hooks/substituted.sh",
 		"hooks/timed.sh",
 		"hooks/wrapped.sh",
 		"linked/",
 		"lint.py",
+		"scripts/",
 		"scripts/check.py",
+		"sourced.sh",
 		"status.sh",
 		"tools/",
 	}

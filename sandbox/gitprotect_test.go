@@ -332,7 +332,7 @@ func TestProtectGitCases(t *testing.T) {
 		},
 	}, {
 		name:  "a script named without a directory, missing or not",
-		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[alias]\n\tc = !bash check.sh\n[filter \"f\"]\n\tclean = python3 -u clean.py\n", "ws/clean.py": ""},
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[alias]\n\tc = !bash check.sh\n[filter \"f\"]\n\tclean = python3 -P -u clean.py\n", "ws/clean.py": ""},
 		want: []string{
 			"copy ws/.git/config",
 			"path ws/check.sh",
@@ -344,6 +344,32 @@ func TestProtectGitCases(t *testing.T) {
 			"store ws/.git/modules",
 			"store ws/.git/worktrees",
 		},
+	}, {
+		name:  "Python's first directories: a script's is held",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[diff \"nb\"]\n\ttextconv = python3 tools/conv.py\n[alias]\n\tp = !PYTHONPATH=$HOME/lib:vendor python3 -P -m x\n", "ws/tools/conv.py": "", "ws/vendor/": "", "home/lib/": ""},
+		roots: []string{"home"},
+		want: []string{
+			"copy ws/.git/config",
+			"path home/.config/git/config",
+			"path home/.gitconfig",
+			"path home/lib:vendor",
+			"pin ws/.git",
+			"ro home/lib",
+			"ro ws/tools",
+			"ro ws/vendor",
+			"rule home: .gitconfig (included)",
+			"rule home: lib (named by alias.p)",
+			"rule home: lib:vendor (named by alias.p)",
+			"rule ws: tools (named by diff.nb.textconv)",
+			"rule ws: vendor (named by alias.p)",
+			"store ws/.claude/worktrees",
+			"store ws/.git/modules",
+			"store ws/.git/worktrees",
+		},
+	}, {
+		name:  "Python run in a repository's top",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[filter \"nb\"]\n\tclean = \"/usr/bin/python3\" -m nbstripout\n"},
+		err:   `$DIR/ws/.git/config:2: filter.nb.clean: "/usr/bin/python3 -m nbstripout" runs Python with the directory it runs in first on its module path; git outside runs it in the repository's top, $DIR/ws, where a session could put a module that any import loads, the standard library's own included (json imports re); ` + pythonFix,
 	}, {
 		name:  "the repository above a workspace-root names files in it",
 		files: map[string]string{"repo/.git/HEAD": "", "repo/.git/config": "[core]\n\thooksPath = ws/hooks\n[include]\n\tpath = ../ws/x.inc\n", "repo/ws/": ""},

@@ -39,6 +39,12 @@ type Command struct {
 	// Operands are the words that the shell uses but runs as no program:
 	// the files of redirections, here-strings, a for loop's list.
 	Operands []string
+	// Scripts are the files a shell or an interpreter reads as its code
+	// other than as an operand: by a redirection of its input (sh < f), a
+	// pipe from cat (cat f | sh), or cat in a process or command
+	// substitution that it, eval, "." or source runs (sh <(cat f), eval
+	// "$(cat f)", sh -c "$(< f)").
+	Scripts []string
 }
 
 // computed stands in a word for a part that the shell computes.
@@ -54,7 +60,7 @@ const maxAlternatives = 64
 // after the command that runs it. known are the variables rendered as
 // $NAME.
 func Commands(line string, known ...string) []Command {
-	r := reader{known: known, loops: map[string][]string{}}
+	r := reader{known: known, loops: map[string][]string{}, piped: map[*syntax.Stmt][]string{}}
 	r.line(line)
 	return r.commands
 }
@@ -62,7 +68,8 @@ func Commands(line string, known ...string) []Command {
 type reader struct {
 	known    []string
 	commands []Command
-	loops    map[string][]string // a for loop's variable: the words it takes
+	loops    map[string][]string       // a for loop's variable: the words it takes
+	piped    map[*syntax.Stmt][]string // a pipeline's command: the files cat gives its input
 }
 
 // line reads one command line. A line the parser refuses is split at
@@ -78,8 +85,13 @@ func (r *reader) line(line string) {
 		return
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
-		if s, ok := n.(*syntax.Stmt); ok {
-			r.stmt(s)
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			r.stmt(n)
+		case *syntax.BinaryCmd:
+			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+				r.piped[n.Y] = r.catFiles([]*syntax.Stmt{n.X})
+			}
 		}
 		return true
 	})
@@ -106,7 +118,9 @@ func (r *reader) split(line string) []Command {
 // stmt reads one statement; the statements within it are the walk's.
 func (r *reader) stmt(s *syntax.Stmt) {
 	var c Command
-	var input []string // what a shell reading its input would run
+	var input []string                     // what a shell reading its input would run
+	inputFiles := slices.Clone(r.piped[s]) // the files it would read that from
+	var fed []string                       // the files cat gives a substitution
 	for _, rd := range s.Redirs {
 		switch rd.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
@@ -115,6 +129,10 @@ func (r *reader) stmt(s *syntax.Stmt) {
 			words := r.word(rd.Word)
 			c.Operands = append(c.Operands, words...)
 			input = append(input, words...)
+		case syntax.RdrIn:
+			words := r.word(rd.Word)
+			c.Operands = append(c.Operands, words...)
+			inputFiles = append(inputFiles, words...)
 		default:
 			c.Operands = append(c.Operands, r.word(rd.Word)...)
 		}
@@ -129,6 +147,7 @@ func (r *reader) stmt(s *syntax.Stmt) {
 			if items, ok := r.loopItems(w); ok {
 				looped = append(looped, loopWord{at: len(c.Words), items: items})
 			}
+			fed = append(fed, r.substFiles(w)...)
 			c.Words = append(c.Words, r.word(w)...)
 		}
 	case *syntax.DeclClause:
@@ -146,18 +165,123 @@ func (r *reader) stmt(s *syntax.Stmt) {
 		}
 	}
 	chain, lines := runs(c, input)
+	for k := range chain {
+		chain[k].Scripts = codeFiles(chain[k].Words, inputFiles, fed)
+	}
 	for _, v := range loopVariants(c, looped) {
 		more, _ := runs(v, nil)
 		chain = append(chain, more...)
 	}
 	for _, cmd := range chain {
-		if len(cmd.Words) > 0 || len(cmd.Operands) > 0 {
+		if len(cmd.Words) > 0 || len(cmd.Operands) > 0 || len(cmd.Scripts) > 0 {
 			r.commands = append(r.commands, cmd)
 		}
 	}
 	for _, l := range lines {
 		r.line(l)
 	}
+}
+
+// catFiles returns the files that stmts print when they are one cat (or
+// bash's $(< f)): what a shell that runs their output reads as its code.
+// Any other command's output is left: what it reads cannot be known.
+func (r *reader) catFiles(stmts []*syntax.Stmt) []string {
+	if len(stmts) != 1 {
+		return nil
+	}
+	var files []string
+	for _, rd := range stmts[0].Redirs {
+		if rd.Op == syntax.RdrIn {
+			files = append(files, r.word(rd.Word)...)
+		}
+	}
+	switch cmd := stmts[0].Cmd.(type) {
+	case nil:
+		return files
+	case *syntax.CallExpr:
+		if len(cmd.Assigns) > 0 || len(cmd.Args) == 0 || path.Base(r.text(cmd.Args[0])) != "cat" {
+			return nil
+		}
+		for _, w := range cmd.Args[1:] {
+			for _, f := range r.word(w) {
+				if !strings.HasPrefix(f, "-") || f == "-" {
+					files = append(files, f)
+				}
+			}
+		}
+		return files
+	}
+	return nil
+}
+
+// substFiles returns the files cat prints in w when w is one process or
+// command substitution, quoted or not.
+func (r *reader) substFiles(w *syntax.Word) []string {
+	if len(w.Parts) != 1 {
+		return nil
+	}
+	p := w.Parts[0]
+	if q, ok := p.(*syntax.DblQuoted); ok && len(q.Parts) == 1 {
+		p = q.Parts[0]
+	}
+	switch p := p.(type) {
+	case *syntax.CmdSubst:
+		return r.catFiles(p.Stmts)
+	case *syntax.ProcSubst:
+		return r.catFiles(p.Stmts)
+	}
+	return nil
+}
+
+// codeFiles returns the files a command (words) reads as its code other
+// than as an operand: those of its input when it is a shell or an
+// interpreter that reads its code there, those cat gives a substitution
+// in its words when it is one that runs code (a shell, an interpreter,
+// eval, "." or source).
+func codeFiles(words, input, fed []string) []string {
+	i := 0
+	for i < len(words) && assignment(words[i]) {
+		i++
+	}
+	if i == len(words) {
+		return nil
+	}
+	program := words[i:]
+	var files []string
+	if readsInput(program) {
+		files = append(files, input...)
+	}
+	name := path.Base(program[0])
+	if _, interpreter := interpreters[name]; interpreter || shells[name] || python(name) || name == "eval" {
+		files = append(files, fed...)
+	}
+	return files
+}
+
+// readsInput reports whether words run a shell or an interpreter that
+// reads its code from its input: no -c line, code option or script, or
+// the script "-".
+func readsInput(words []string) bool {
+	if at, ok := shellLine(words); ok || at > 0 {
+		return ok && at < 0
+	}
+	if at, ok := script(words); ok {
+		return words[at] == "-"
+	}
+	name := path.Base(words[0])
+	if python(name) {
+		name = "python3"
+	}
+	stops, ok := interpreters[name]
+	if !ok || name == "." || name == "source" {
+		return false
+	}
+	for _, w := range words[1:] {
+		if w != "-" && slices.Contains(stops, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // A loopWord is a word of a command that is a for loop's variable, alone:
@@ -258,12 +382,12 @@ func shellLine(words []string) (at int, ok bool) {
 	if len(words) == 0 || !shells[path.Base(words[0])] {
 		return 0, false
 	}
-	dashC := false
+	dashC, dashS := false, false
 	for i := 1; i < len(words); i++ {
 		w := words[i]
 		switch {
 		case w == "--" || w == "-":
-			if i+1 < len(words) {
+			if i+1 < len(words) && !dashS {
 				return i + 1, dashC
 			}
 		case w == "--rcfile" || w == "--init-file":
@@ -271,9 +395,12 @@ func shellLine(words []string) (at int, ok bool) {
 		case strings.HasPrefix(w, "--"):
 		case strings.HasPrefix(w, "-") || strings.HasPrefix(w, "+"):
 			dashC = dashC || (w[0] == '-' && strings.Contains(w, "c"))
+			dashS = dashS || (w[0] == '-' && strings.Contains(w, "s"))
 			if strings.ContainsAny(w, "oO") {
 				i++ // -o OPTION
 			}
+		case dashS && !dashC:
+			return -1, true // -s: the operands are arguments; the input is the code
 		default:
 			return i, dashC // the -c line, or a script file
 		}
@@ -302,6 +429,119 @@ func (c Command) Programs() []int {
 	return []int{i}
 }
 
+// PythonImportDirs returns, when c runs Python, the directories it imports
+// modules from before its own library, as words: "." for its working
+// directory (with -c, -m, or a script read from its input), the
+// directory of the script it runs, and the entries of a PYTHONPATH that
+// c assigns. Every import the process makes looks there first, the
+// standard library's own (json imports re), so a module put there runs.
+// -I, -P or a non-empty PYTHONSAFEPATH (but under -E) leave out the
+// working or script directory; -I and -E leave out PYTHONPATH.
+func (c Command) PythonImportDirs() []string {
+	i := 0
+	for i < len(c.Words) && assignment(c.Words[i]) {
+		i++
+	}
+	if i == len(c.Words) || !python(c.Words[i]) {
+		return nil
+	}
+	var pythonPath []string
+	envSafe := false
+	for _, w := range c.Words[:i] {
+		name, value, _ := strings.Cut(w, "=")
+		switch name {
+		case "PYTHONSAFEPATH":
+			envSafe = value != ""
+		case "PYTHONPATH":
+			pythonPath = nil
+			if value != "" { // an empty PYTHONPATH names no directory; an empty entry of one is the working directory
+				pythonPath = strings.Split(value, ":")
+			}
+		}
+	}
+	first, flags := pythonFirst(c.Words[i+1:])
+	var dirs []string
+	if !flags.isolated && !flags.safe && !(envSafe && !flags.ignoreEnv) {
+		dirs = append(dirs, first)
+	}
+	if !flags.isolated && !flags.ignoreEnv {
+		for _, d := range pythonPath {
+			if d == "" {
+				d = "."
+			}
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// python reports whether a program is a Python interpreter: python,
+// python3, python3.12.
+func python(program string) bool {
+	rest, ok := strings.CutPrefix(path.Base(program), "python")
+	return ok && strings.Trim(rest, "0123456789.") == ""
+}
+
+// pythonFlags are the options of a Python command line that change its
+// module path.
+type pythonFlags struct{ isolated, safe, ignoreEnv bool }
+
+// pythonFirst reads Python's arguments (CPython's options: -c, -m, -W and
+// -X take a value, in the same word or the next) and returns the
+// directory it puts first on its module path, "." for the working
+// directory, and the options that change that.
+func pythonFirst(args []string) (string, pythonFlags) {
+	var f pythonFlags
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		switch {
+		case w == "--":
+			if i+1 < len(args) {
+				return path.Dir(args[i+1]), f
+			}
+			return ".", f
+		case w == "-":
+			return ".", f
+		case w == "--check-hash-based-pycs":
+			i++
+		case strings.HasPrefix(w, "--"):
+		case strings.HasPrefix(w, "-"):
+			code, skip := pythonOptions(w[1:], &f)
+			if code {
+				return ".", f
+			}
+			i += skip
+		default:
+			return path.Dir(w), f
+		}
+	}
+	return ".", f // the script is read from the input
+}
+
+// pythonOptions reads one word of Python's short options, and reports
+// whether one gives the code (-c, -m) and how many words their values
+// take past it.
+func pythonOptions(cluster string, f *pythonFlags) (code bool, skip int) {
+	for j, o := range cluster {
+		switch o {
+		case 'c', 'm':
+			return true, 0
+		case 'W', 'X':
+			if j+1 == len(cluster) {
+				return false, 1
+			}
+			return false, 0
+		case 'I':
+			f.isolated = true
+		case 'P':
+			f.safe = true
+		case 'E':
+			f.ignoreEnv = true
+		}
+	}
+	return false, 0
+}
+
 // interpreters run the script file that is their first operand, unless one
 // of the options listed gives the code itself (a line, a module, the
 // input); "." and source read theirs in the shell itself.
@@ -321,7 +561,11 @@ func script(words []string) (int, bool) {
 	if at, line := shellLine(words); at > 0 && !line {
 		return at, true
 	}
-	stops, ok := interpreters[path.Base(words[0])]
+	name := path.Base(words[0])
+	if python(name) {
+		name = "python3"
+	}
+	stops, ok := interpreters[name]
 	if !ok {
 		return 0, false
 	}

@@ -79,6 +79,24 @@ func TestCommands(t *testing.T) {
 		{"env -S splits its string", `env -S "A=1 python3 -m tool" arg; env --chdir=/x -a n ./y`,
 			[]Command{w("env", "-S", "A=1 python3 -m tool", "arg"), w("A=1", "python3", "-m", "tool", "arg"), w("env", "--chdir=/x", "-a", "n", "./y"), w("./y")}},
 		{"the time keyword", "time -p ./k.sh", []Command{w("./k.sh")}},
+		{"a shell's or an interpreter's input from a file", "sh < a.sh; bash -s x < $CLAUDE_PROJECT_DIR/b.sh; python3 - < c.py; cat < d.txt; bash e.sh < in",
+			[]Command{{Words: []string{"sh"}, Operands: []string{"a.sh"}, Scripts: []string{"a.sh"}},
+				{Words: []string{"bash", "-s", "x"}, Operands: []string{"$CLAUDE_PROJECT_DIR/b.sh"}, Scripts: []string{"$CLAUDE_PROJECT_DIR/b.sh"}},
+				{Words: []string{"python3", "-"}, Operands: []string{"c.py"}, Scripts: []string{"c.py"}},
+				{Words: []string{"cat"}, Operands: []string{"d.txt"}},
+				{Words: []string{"bash", "e.sh"}, Operands: []string{"in"}}}},
+		{"cat piped into a shell", "cat f.sh | sh; cat -u g.sh h.sh |& bash -x; cat i | grep x; cat j | sh -c 'true'; tr a b < k | sh",
+			[]Command{w("cat", "f.sh"), {Words: []string{"sh"}, Scripts: []string{"f.sh"}},
+				w("cat", "-u", "g.sh", "h.sh"), {Words: []string{"bash", "-x"}, Scripts: []string{"g.sh", "h.sh"}},
+				w("cat", "i"), w("grep", "x"), w("cat", "j"), w("sh", "-c"), w("true"),
+				{Words: []string{"tr", "a", "b"}, Operands: []string{"k"}}, w("sh")}},
+		{"cat in a substitution a shell runs", `sh <(cat l.sh); source <(cat m.sh); eval "$(cat n.sh)"; bash -c "$(< o.sh)"; diff <(cat p) q; env sh <(cat r.sh)`,
+			[]Command{{Words: []string{"sh", "$"}, Scripts: []string{"l.sh"}}, w("cat", "l.sh"),
+				{Words: []string{"source", "$"}, Scripts: []string{"m.sh"}}, w("cat", "m.sh"),
+				{Words: []string{"eval", "$"}, Scripts: []string{"n.sh"}}, w("cat", "n.sh"),
+				{Words: []string{"bash", "-c"}, Scripts: []string{"o.sh"}}, w("$"), op("o.sh"),
+				w("diff", "$", "q"), w("cat", "p"),
+				w("env", "sh", "$"), {Words: []string{"sh", "$"}, Scripts: []string{"r.sh"}}, w("cat", "r.sh")}},
 		{"brace expansion", "./{a,b}.sh c/{d,e{1,2}} {1..3}", []Command{w("./a.sh", "./b.sh", "c/d", "c/e1", "c/e2", "$")}},
 		{"too many braces", "x{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", []Command{w(
 			"x"+"aaaaaa$", "x"+"aaaaab$", "x"+"aaaaba$", "x"+"aaaabb$", "x"+"aaabaa$", "x"+"aaabab$", "x"+"aaabba$", "x"+"aaabbb$",
@@ -135,6 +153,42 @@ func TestPrograms(t *testing.T) {
 	} {
 		if diff := cmp.Diff(tt.want, Command{Words: tt.words}.Programs()); diff != "" {
 			t.Errorf("Programs(%q) mismatch (-want +got):\n%s", tt.words, diff)
+		}
+	}
+}
+
+func TestPythonImportDirs(t *testing.T) {
+	for _, tt := range []struct {
+		words []string
+		want  []string
+	}{
+		{[]string{"python3", "-c", "import json"}, []string{"."}},
+		{[]string{"/usr/bin/python3", "-m", "nbstripout"}, []string{"."}},
+		{[]string{"python3.12", "-Sc", "x"}, []string{"."}},
+		{[]string{"python"}, []string{"."}},
+		{[]string{"python3", "-u", "-"}, []string{"."}},
+		{[]string{"python3", "-W", "ignore", "-X", "dev", "hooks/check.py", "-c"}, []string{"hooks"}},
+		{[]string{"python3", "-Wignore", "lint.py"}, []string{"."}},
+		{[]string{"python3", "--check-hash-based-pycs", "never", "--", "$CLAUDE_PROJECT_DIR/t/x.py"}, []string{"$CLAUDE_PROJECT_DIR/t"}},
+		// -I, -P and PYTHONSAFEPATH leave out the working or script
+		// directory; -I and -E leave out PYTHONPATH, and -E
+		// PYTHONSAFEPATH.
+		{[]string{"python3", "-P", "-m", "x"}, nil},
+		{[]string{"python3", "-uIc", "x"}, nil},
+		{[]string{"PYTHONSAFEPATH=1", "python3", "-m", "x"}, nil},
+		{[]string{"PYTHONSAFEPATH=", "python3", "-m", "x"}, []string{"."}},
+		{[]string{"PYTHONSAFEPATH=1", "python3", "-E", "-m", "x"}, []string{"."}},
+		{[]string{"PYTHONPATH=src::/opt/lib", "python3", "-P", "-m", "x"}, []string{"src", ".", "/opt/lib"}},
+		{[]string{"PYTHONPATH=src", "python3", "-E", "-P", "-m", "x"}, nil},
+		{[]string{"PYTHONPATH=", "python3", "-P", "-m", "x"}, nil},
+		{[]string{"PYTHONPATH=src", "python3", "-I", "x.py"}, nil},
+		// Not Python.
+		{[]string{"pythonista", "-c", "x"}, nil},
+		{[]string{"node", "-e", "x"}, nil},
+		{[]string{"PYTHONPATH=src"}, nil},
+	} {
+		if diff := cmp.Diff(tt.want, Command{Words: tt.words}.PythonImportDirs()); diff != "" {
+			t.Errorf("PythonImportDirs(%q) mismatch (-want +got):\n%s", tt.words, diff)
 		}
 	}
 }
