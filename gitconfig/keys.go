@@ -156,14 +156,18 @@ func Scripts(value string) []string {
 	return scripts
 }
 
-// PythonDirs returns, for each command of a command value that runs
-// Python, the directories it imports modules from before its own library
-// (shellcmd's PythonImportDirs: "." for the working directory, a script's
-// directory, PYTHONPATH's entries), spelt as in Words, each once.
-func PythonDirs(value string) []string {
-	var dirs []string
+// ImportDirs returns, for each command of a command value that runs
+// Python, Perl or Ruby, the directories it loads modules from before its
+// own library (shellcmd's ImportDirs: "." for the working directory, a
+// Python script's directory, -I's, PYTHONPATH's and the like), spelt as in
+// Words, each once, and the language of the first.
+func ImportDirs(value string) (lang string, dirs []string) {
 	for _, c := range shellcmd.Commands(strings.TrimPrefix(strings.TrimSpace(value), "!"), "HOME") {
-		for _, d := range c.PythonImportDirs() {
+		l, ds := c.ImportDirs()
+		if lang == "" {
+			lang = l
+		}
+		for _, d := range ds {
 			if rest, ok := strings.CutPrefix(d, "$HOME"); ok && (rest == "" || rest[0] == '/') {
 				d = "~" + rest
 			}
@@ -172,5 +176,5 @@ func PythonDirs(value string) []string {
 			}
 		}
 	}
-	return dirs
+	return lang, dirs
 }

@@ -114,7 +114,7 @@ func TestScripts(t *testing.T) {
 	}
 }
 
-func TestPythonDirs(t *testing.T) {
+func TestImportDirs(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
 		want []string
@@ -122,9 +122,10 @@ func TestPythonDirs(t *testing.T) {
 		{`"/usr/bin/python3" -m nbstripout`, []string{"."}},
 		{`!python3 -c 'import x' && python3 tools/t.py && python3 "$HOME"/bin/u.py && PYTHONPATH=lib python3 -P -m v`, []string{".", "tools", "~/bin", "lib"}},
 		{"python3 -P -m x; sh -c 'python3 -I y.py'; node -e x", nil},
+		{"perl -I lib x.pl", []string{"lib"}},
 	} {
-		if diff := cmp.Diff(tt.want, PythonDirs(tt.in)); diff != "" {
-			t.Errorf("PythonDirs(%q) mismatch (-want +got):\n%s", tt.in, diff)
+		if _, got := ImportDirs(tt.in); !cmp.Equal(tt.want, got) {
+			t.Errorf("ImportDirs(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -136,7 +136,8 @@ var commandKeys = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExpor
 // directory (~/.claude/scripts/*.sh, ~/.claude/bin/run-$MODE, or the
 // script of bash ~/.claude/status.d/*.sh) holds that directory, marked
 // with a trailing "/", as ProjectCommandFiles does, and so does the
-// directory below ~/.claude a Python command imports from first; one that
+// directory below ~/.claude a Python, Perl or Ruby command loads modules
+// from first; one that
 // cannot be held (~/.claude, the working directory) refuses the launch.
 func ClaudeCommandFiles(home string) ([]string, error) {
 	commands, err := claudeSettingsCommands(home)
@@ -195,9 +196,10 @@ type settingsCommand struct{ file, line string }
 // is held, marked with a trailing "/": whatever a session put there could
 // be the one that runs. A script a shell reads from its input or through
 // cat (sh < x.sh, cat x.sh | sh) counts as its script. A command that
-// runs Python holds the directories it imports from first (a script's),
-// and one whose first directory is the workspace's root (-c, -m, a script
-// there) refuses the launch (pythonpath.go). The paths are
+// runs Python, Perl or Ruby holds the directories it loads modules from
+// first (a Python script's, -I's), and one whose first directory is the
+// workspace's root (python3 -c, -m, a script there; -I.) refuses the
+// launch (importdirs.go). The paths are
 // workspace-relative and sorted.
 func ProjectCommandFiles(ws string) ([]string, error) {
 	commands, err := claudeSettingsCommands(ws)

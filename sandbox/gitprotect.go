@@ -582,7 +582,7 @@ func (s *gitScan) named(e gitconfig.Entry, bases []string) {
 		for _, w := range gitconfig.Words(e.Value) {
 			s.commandWord(w, bases, why)
 		}
-		s.pythonDirs(e, bases, why)
+		s.importDirs(e, bases, why)
 		// A script is held missing or not, named with a directory or not:
 		// sh x.sh reads ./x.sh.
 		for _, w := range gitconfig.Scripts(e.Value) {
@@ -603,11 +603,12 @@ func (s *gitScan) named(e gitconfig.Entry, bases []string) {
 	}
 }
 
-// pythonDirs holds the directories a command that runs Python imports
-// from first (pythonpath.go), or refuses one that is where git runs it:
-// a repository's top, which stays writable.
-func (s *gitScan) pythonDirs(e gitconfig.Entry, bases []string, why string) {
-	for _, d := range gitconfig.PythonDirs(e.Value) {
+// importDirs holds the directories a command that runs Python, Perl or
+// Ruby loads modules from first (importdirs.go), or refuses one that is
+// where git runs it: a repository's top, which stays writable.
+func (s *gitScan) importDirs(e gitconfig.Entry, bases []string, why string) {
+	lang, dirs := gitconfig.ImportDirs(e.Value)
+	for _, d := range dirs {
 		if strings.Contains(d, "$") {
 			continue // computed: which one cannot be known
 		}
@@ -615,10 +616,10 @@ func (s *gitScan) pythonDirs(e gitconfig.Entry, bases []string, why string) {
 			switch {
 			case !s.writable(p):
 			case slices.Contains(bases, p):
-				s.refused = append(s.refused, pythonRefusal(fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Name), e.Value, importDirName(d),
+				s.refused = append(s.refused, importRefusal(fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Name), e.Value, lang, importDirName(d),
 					"git outside runs it in the repository's top, "+p))
 			default:
-				s.holds = append(s.holds, hold{path: p, dir: true, why: why + ", which imports Python modules from it first"})
+				s.holds = append(s.holds, hold{path: p, dir: true, why: why + ", which loads modules from it first"})
 			}
 		}
 	}

@@ -411,10 +411,12 @@ func shellLine(words []string) (at int, ok bool) {
 // Programs returns the indexes in c.Words of the words that name what c
 // runs: its program, the first word that is not NAME=VALUE, and when that
 // is a shell or an interpreter given a script file, or the shell's "." or
-// source, the script: a file read as code as much as a program is.
-// Options are skipped without knowing which take a value, so the value of
-// one may be read as the script (best effort; a word read too many holds
-// a file more).
+// source, the script: a file read as code as much as a program is; and
+// a file an interpreter's option loads before it (node -r ./hook.js, ruby
+// -r ./x.rb), when it is a path. The options that take a value as the
+// next word are an interpreter's own (interpreterValues); another one's
+// value may be read as the script (best effort; a word read too many
+// holds a file more).
 func (c Command) Programs() []int {
 	i := 0
 	for i < len(c.Words) && assignment(c.Words[i]) {
@@ -423,52 +425,126 @@ func (c Command) Programs() []int {
 	if i == len(c.Words) {
 		return nil
 	}
-	if at, ok := script(c.Words[i:]); ok {
-		return []int{i, i + at}
+	out := []int{i}
+	for _, at := range loaded(c.Words[i:]) {
+		out = append(out, i+at)
 	}
-	return []int{i}
+	if at, ok := script(c.Words[i:]); ok {
+		out = append(out, i+at)
+	}
+	return out
 }
 
-// PythonImportDirs returns, when c runs Python, the directories it imports
-// modules from before its own library, as words: "." for its working
-// directory (with -c, -m, or a script read from its input), the
-// directory of the script it runs, and the entries of a PYTHONPATH that
-// c assigns. Every import the process makes looks there first, the
-// standard library's own (json imports re), so a module put there runs.
-// -I, -P or a non-empty PYTHONSAFEPATH (but under -E) leave out the
-// working or script directory; -I and -E leave out PYTHONPATH.
-func (c Command) PythonImportDirs() []string {
+// loaders are the options of an interpreter whose value is code it loads
+// before its script: a module, which is a file when it is a path.
+var loaders = map[string][]string{
+	"node": {"-r", "--require", "--import", "--loader", "--experimental-loader"},
+	"ruby": {"-r"},
+}
+
+// loaded returns the indexes in words of the paths their interpreter's
+// options load as code, up to its script.
+func loaded(words []string) []int {
+	opts := loaders[path.Base(words[0])]
+	var out []int
+	for i := 1; i+1 < len(words) && strings.HasPrefix(words[i], "-"); i++ {
+		if slices.Contains(opts, words[i]) {
+			i++
+			if strings.Contains(words[i], "/") {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// ImportDirs returns, when c runs Python, Perl or Ruby, its language and
+// the directories it loads modules from before its own library, as words.
+// Every import the process makes looks there first, the standard
+// library's own for Python (json imports re), so a module put there runs.
+// Python: "." for its working directory (with -c, -m, or a script read
+// from its input), the directory of the script it runs, and the entries
+// of a PYTHONPATH that c assigns; -I, -P or a non-empty PYTHONSAFEPATH
+// (but under -E) leave out the working or script directory, -I and -E
+// leave out PYTHONPATH. Perl and Ruby look in no such directory of
+// their own (Perl's @INC has had no "." since 5.26, Ruby's $LOAD_PATH
+// none since 1.9.2): their -I DIR, and PERL5LIB (else PERLLIB) or RUBYLIB
+// that c assigns.
+func (c Command) ImportDirs() (lang string, dirs []string) {
 	i := 0
 	for i < len(c.Words) && assignment(c.Words[i]) {
 		i++
 	}
-	if i == len(c.Words) || !python(c.Words[i]) {
-		return nil
+	if i == len(c.Words) {
+		return "", nil
 	}
-	var pythonPath []string
-	envSafe := false
+	env := map[string]string{}
 	for _, w := range c.Words[:i] {
 		name, value, _ := strings.Cut(w, "=")
-		switch name {
-		case "PYTHONSAFEPATH":
-			envSafe = value != ""
-		case "PYTHONPATH":
-			pythonPath = nil
-			if value != "" { // an empty PYTHONPATH names no directory; an empty entry of one is the working directory
-				pythonPath = strings.Split(value, ":")
-			}
-		}
+		env[name] = value
 	}
-	first, flags := pythonFirst(c.Words[i+1:])
+	switch name := path.Base(c.Words[i]); {
+	case python(name):
+		return "Python", pythonDirs(c.Words[i+1:], env)
+	case name == "perl":
+		lib, ok := env["PERL5LIB"]
+		if !ok {
+			lib = env["PERLLIB"]
+		}
+		return "Perl", append(includeDirs(c.Words[i+1:], "-e", "-E"), pathList(lib)...)
+	case name == "ruby":
+		return "Ruby", append(includeDirs(c.Words[i+1:], "-e", "-r"), pathList(env["RUBYLIB"])...)
+	}
+	return "", nil
+}
+
+// pythonDirs are the directories Python, given args and the assignments
+// env, loads modules from first (see ImportDirs).
+func pythonDirs(args []string, env map[string]string) []string {
+	first, flags := pythonFirst(args)
 	var dirs []string
-	if !flags.isolated && !flags.safe && !(envSafe && !flags.ignoreEnv) {
+	if !flags.isolated && !flags.safe && !(env["PYTHONSAFEPATH"] != "" && !flags.ignoreEnv) {
 		dirs = append(dirs, first)
 	}
-	if !flags.isolated && !flags.ignoreEnv {
-		for _, d := range pythonPath {
-			if d == "" {
-				d = "."
-			}
+	if flags.isolated || flags.ignoreEnv || env["PYTHONPATH"] == "" {
+		return dirs // an empty PYTHONPATH names no directory
+	}
+	for _, d := range strings.Split(env["PYTHONPATH"], ":") {
+		if d == "" {
+			d = "." // an empty entry is the working directory
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
+
+// includeDirs returns the directories of Perl's or Ruby's -I options (-I
+// DIR, -IDIR), read up to the script or the code; valued are the options
+// whose value is the next word.
+func includeDirs(args []string, valued ...string) []string {
+	var dirs []string
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		switch {
+		case w == "--" || !strings.HasPrefix(w, "-") || w == "-":
+			return dirs
+		case w == "-I" && i+1 < len(args):
+			i++
+			dirs = append(dirs, args[i])
+		case strings.HasPrefix(w, "-I") && len(w) > 2:
+			dirs = append(dirs, w[2:])
+		case slices.Contains(valued, w):
+			i++
+		}
+	}
+	return dirs
+}
+
+// pathList splits a PERL5LIB or RUBYLIB value; both skip empty entries.
+func pathList(value string) []string {
+	var dirs []string
+	for _, d := range strings.Split(value, ":") {
+		if d != "" {
 			dirs = append(dirs, d)
 		}
 	}
@@ -555,6 +631,16 @@ var interpreters = map[string][]string{
 	"ruby":    {"-e", "-"},
 }
 
+// interpreterValues are the options of an interpreter whose value is the
+// next word, which is not its script: a module to load first, a library
+// directory, a warning filter.
+var interpreterValues = map[string][]string{
+	"node":    {"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--title", "--env-file"},
+	"python3": {"-W", "-X", "--check-hash-based-pycs"},
+	"perl":    {"-I"},
+	"ruby":    {"-I", "-r", "-C", "-E", "--encoding"},
+}
+
 // script returns the index in words of the script file their program, a
 // shell or an interpreter, runs.
 func script(words []string) (int, bool) {
@@ -573,6 +659,8 @@ func script(words []string) (int, bool) {
 		switch w := words[i]; {
 		case slices.Contains(stops, w):
 			return 0, false
+		case slices.Contains(interpreterValues[name], w):
+			i++
 		case w == "--":
 			return i + 1, i+1 < len(words)
 		case !strings.HasPrefix(w, "-") || w == "-":

@@ -143,6 +143,12 @@ func TestPrograms(t *testing.T) {
 		{[]string{"python3", "-u", "hooks/check.py"}, []int{0, 2}},
 		{[]string{"python3", "-m", "mod", "x.py"}, []int{0}},
 		{[]string{"python3", "-c", "code", "x.py"}, []int{0}},
+		// An option's value that is the next word is not the script.
+		{[]string{"python3.12", "-W", "ignore", "-X", "dev", "x.py"}, []int{0, 5}},
+		{[]string{"ruby", "-I", "lib", "-r", "json", "x.rb"}, []int{0, 5}},
+		{[]string{"perl", "-I", "lib", "x.pl"}, []int{0, 3}},
+		{[]string{"node", "-r", "./hook.js", "--import", "tsx", "app.js"}, []int{0, 2, 5}},
+		{[]string{"ruby", "-r", "json", "-r", "./lib/x.rb", "-e", "1"}, []int{0, 4}},
 		{[]string{"perl", "-e", "code", "x.pl"}, []int{0}},
 		{[]string{"node", "-"}, []int{0}},
 		{[]string{"node", "--", "x.js"}, []int{0, 2}},
@@ -157,7 +163,7 @@ func TestPrograms(t *testing.T) {
 	}
 }
 
-func TestPythonImportDirs(t *testing.T) {
+func TestImportDirs(t *testing.T) {
 	for _, tt := range []struct {
 		words []string
 		want  []string
@@ -182,13 +188,21 @@ func TestPythonImportDirs(t *testing.T) {
 		{[]string{"PYTHONPATH=src", "python3", "-E", "-P", "-m", "x"}, nil},
 		{[]string{"PYTHONPATH=", "python3", "-P", "-m", "x"}, nil},
 		{[]string{"PYTHONPATH=src", "python3", "-I", "x.py"}, nil},
-		// Not Python.
+		// Perl and Ruby: -I and their library variables only.
+		{[]string{"perl", "-w", "-I", "lib", "-Ivendor", "-e", "-Ino", "x.pl", "-Ino"}, []string{"lib", "vendor"}},
+		{[]string{"PERL5LIB=a::b", "PERLLIB=c", "perl", "x.pl"}, []string{"a", "b"}},
+		{[]string{"PERLLIB=c", "perl", "-Mstrict", "x.pl"}, []string{"c"}},
+		{[]string{"perl", "-e", "use Helper"}, nil},
+		{[]string{"RUBYLIB=r", "ruby", "-r", "json", "-I", "lib", "x.rb"}, []string{"lib", "r"}},
+		{[]string{"ruby", "-e", "require 'x'"}, nil},
+		// Not an interpreter that loads modules from a path.
 		{[]string{"pythonista", "-c", "x"}, nil},
 		{[]string{"node", "-e", "x"}, nil},
 		{[]string{"PYTHONPATH=src"}, nil},
 	} {
-		if diff := cmp.Diff(tt.want, Command{Words: tt.words}.PythonImportDirs()); diff != "" {
-			t.Errorf("PythonImportDirs(%q) mismatch (-want +got):\n%s", tt.words, diff)
+		_, got := Command{Words: tt.words}.ImportDirs()
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ImportDirs(%q) mismatch (-want +got):\n%s", tt.words, diff)
 		}
 	}
 }

@@ -27,12 +27,14 @@ func TestProjectImportDirs(t *testing.T) {
 		{"a PYTHONPATH below the project is held", `PYTHONPATH=$CLAUDE_PROJECT_DIR/lib python3 -P -c 'import x'`, []string{"lib/"}, ""},
 		{"-P, -I, PYTHONSAFEPATH", `python3 -P -m a; python3 -I -c 'import b'; PYTHONSAFEPATH=1 python3 -c 'import c'; python3 -P x.py`, []string{"x.py"}, ""},
 		{"a directory outside the project", `python3 /opt/tools/x.py`, nil, ""},
-		{"not Python", `node -e 'require("x")'; perl -e 1; ruby -e 1`, nil, ""},
+		{"Perl's -I at the root", `perl -I. -MHelper -e 1`, nil, `runs Perl with the directory it runs in first on its module path; a Claude Code started outside runs it in the project's root, where a session could put a module that a use or require of its name loads; ` + libraryFix},
+		{"Ruby's -I and RUBYLIB below the project are held", `RUBYLIB=$CLAUDE_PROJECT_DIR/lib ruby -I vendor x.rb`, []string{"lib/", "vendor/", "x.rb"}, ""},
+		{"none of their own", `node -e 'require("x")'; perl -e 1; ruby -e 1`, nil, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			ws := filepath.Join(dir, "ws")
-			makeFiles(t, dir, map[string]string{"ws/.claude/settings.json": hookSettings(t, tt.command), "ws/lib/": ""})
+			makeFiles(t, dir, map[string]string{"ws/.claude/settings.json": hookSettings(t, tt.command), "ws/lib/": "", "ws/vendor/": ""})
 			got, err := ProjectCommandFiles(ws)
 			switch {
 			case tt.err == "" && err != nil:

@@ -1,11 +1,12 @@
-// The directories a Python command run outside imports from before its
-// own library (ADR 0036, issue 34): its working directory for -c, -m or a
-// script read from its input, its script's directory, PYTHONPATH. Every
-// import of the process looks there first, the standard library's own
-// too (json imports re), so which module files to hold cannot be known:
-// a directory the sandbox can write is held read-only as a whole, and one
-// that cannot be held (the workspace's root, a repository's top, where
-// the command runs) refuses the launch.
+// The directories a command run outside loads modules from before its
+// interpreter's own library (ADR 0036, issue 34): for Python, its working
+// directory with -c, -m or a script read from its input, its script's
+// directory, PYTHONPATH; for Perl and Ruby, -I and their library
+// variables. Every import of the process looks there first, the standard
+// library's own too (json imports re), so which module files to hold
+// cannot be known: a directory the sandbox can write is held read-only as
+// a whole, and one that cannot be held (the workspace's root, a
+// repository's top, where the command runs) refuses the launch.
 
 package sandbox
 
@@ -20,13 +21,20 @@ import (
 // pythonFix is what a refusal of a Python command asks the user to do.
 const pythonFix = "add -P after the interpreter (Python 3.11 and later; -I before that), or put PYTHONSAFEPATH=1 in front of it, and keep PYTHONPATH to directories the sandbox cannot write"
 
-// pythonRefusal says that command, of file, runs Python with dir first
-// on its module path, where a session could put a module.
-func pythonRefusal(file, command, dir, where string) error {
-	return fmt.Errorf("%s: %q runs Python with %s first on its module path; %s, where a session could put a module that any import loads, the standard library's own included (json imports re); %s", file, command, dir, where, pythonFix)
+// libraryFix is what a refusal of a Perl or Ruby command asks.
+const libraryFix = "give -I, PERL5LIB and RUBYLIB only directories the sandbox cannot write"
+
+// importRefusal says that command, of file, runs lang with dir first on
+// its module path, where a session could put a module.
+func importRefusal(file, command, lang, dir, where string) error {
+	if lang == "Python" {
+		return fmt.Errorf("%s: %q runs Python with %s first on its module path; %s, where a session could put a module that any import loads, the standard library's own included (json imports re); %s", file, command, dir, where, pythonFix)
+	}
+	return fmt.Errorf("%s: %q runs %s with %s first on its module path; %s, where a session could put a module that a use or require of its name loads; %s", file, command, lang, dir, where, libraryFix)
 }
 
-// projectImportDirs returns, for a project command that runs Python, the
+// projectImportDirs returns, for a project command that runs Python,
+// Perl or Ruby, the
 // workspace-relative directories (with a trailing "/") it imports from
 // first that can be held, and refuses one that is the workspace's root,
 // where a Claude Code started outside runs the project's commands. A
@@ -34,11 +42,12 @@ func pythonRefusal(file, command, dir, where string) error {
 // effort, as for every word).
 func projectImportDirs(ws string, c settingsCommand, cmd shellcmd.Command) ([]string, error) {
 	var out []string
-	for _, d := range cmd.PythonImportDirs() {
+	lang, dirs := cmd.ImportDirs()
+	for _, d := range dirs {
 		p := projectDir(ws, d)
 		switch {
 		case p == ws:
-			return nil, pythonRefusal(c.file, c.line, importDirName(d), "a Claude Code started outside runs it in the project's root")
+			return nil, importRefusal(c.file, c.line, lang, importDirName(d), "a Claude Code started outside runs it in the project's root")
 		case p == "" || !within(ws, p) || !mayHoldPrograms(p):
 			continue
 		}
@@ -65,23 +74,24 @@ func projectDir(ws, d string) string {
 }
 
 // homeImportDirs returns, for a command of the user's settings that runs
-// Python, the directories below ~/.claude (with a trailing "/") it
+// Python, Perl or Ruby, the directories below ~/.claude (with a trailing "/") it
 // imports from first, and refuses one that cannot be held: ~/.claude
 // itself, or a relative one, taken from the project where a Claude Code
 // outside runs it, which may be this workspace.
 func homeImportDirs(home string, c settingsCommand, cmd shellcmd.Command) ([]string, error) {
 	claudeDir := filepath.Join(home, ".claude")
 	var out []string
-	for _, d := range cmd.PythonImportDirs() {
+	lang, dirs := cmd.ImportDirs()
+	for _, d := range dirs {
 		p := expandHome(d, home)
 		if d == "$HOME" || d == "~" {
 			p = home
 		}
 		switch {
 		case p == "" && !strings.ContainsAny(d, "$~") && !filepath.IsAbs(d):
-			return nil, pythonRefusal(c.file, c.line, importDirName(d), "a Claude Code started outside runs it in a project, which may be this workspace")
+			return nil, importRefusal(c.file, c.line, lang, importDirName(d), "a Claude Code started outside runs it in a project, which may be this workspace")
 		case p == claudeDir:
-			return nil, pythonRefusal(c.file, c.line, importDirName(d), "~/.claude is writable inside")
+			return nil, importRefusal(c.file, c.line, lang, importDirName(d), "~/.claude is writable inside")
 		case p != "" && within(claudeDir, p) && mayHoldPrograms(p):
 			out = append(out, p+"/")
 		}
