@@ -206,6 +206,29 @@ func ProjectCommandFiles(ws string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return workspaceCommandFiles(ws, commands)
+}
+
+// UserCommandFilesInWorkspace are the files in the workspace at ws that
+// the user's settings (~/.claude/settings.json) name in commands, read as
+// ProjectCommandFiles reads the project's: a Claude Code started in the
+// workspace outside the sandbox runs the user's hooks, status line and
+// helpers there, so a relative path (bash check.sh, ./tools/x.sh) or one
+// through $CLAUDE_PROJECT_DIR is the workspace's file. The home's own
+// local settings apply only to a Claude Code started in the home.
+func UserCommandFilesInWorkspace(ws, home string) ([]string, error) {
+	commands, err := claudeSettingsCommands(home)
+	if err != nil {
+		return nil, err
+	}
+	user := filepath.Join(home, ".claude", "settings.json")
+	commands = slices.DeleteFunc(commands, func(c settingsCommand) bool { return c.file != user })
+	return workspaceCommandFiles(ws, commands)
+}
+
+// workspaceCommandFiles are the files in the workspace at ws that
+// commands name, run there (see ProjectCommandFiles).
+func workspaceCommandFiles(ws string, commands []settingsCommand) ([]string, error) {
 	pc := projectCommands{ws: ws, seen: map[string]bool{}}
 	var refused []error
 	for _, c := range commands {

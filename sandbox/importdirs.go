@@ -74,22 +74,24 @@ func projectDir(ws, d string) string {
 }
 
 // homeImportDirs returns, for a command of the user's settings that runs
-// Python, Perl or Ruby, the directories below ~/.claude (with a trailing "/") it
-// imports from first, and refuses one that cannot be held: ~/.claude
-// itself, or a relative one, taken from the project where a Claude Code
-// outside runs it, which may be this workspace.
+// Python, Perl or Ruby, the directories below ~/.claude (with a trailing
+// "/") it loads modules from first, and refuses ~/.claude itself, which
+// cannot be held. A relative directory is taken from the home, where a
+// Claude Code started in the home runs it; one started in the workspace
+// runs it there, which UserCommandFilesInWorkspace reads.
 func homeImportDirs(home string, c settingsCommand, cmd shellcmd.Command) ([]string, error) {
 	claudeDir := filepath.Join(home, ".claude")
 	var out []string
 	lang, dirs := cmd.ImportDirs()
 	for _, d := range dirs {
 		p := expandHome(d, home)
-		if d == "$HOME" || d == "~" {
+		switch {
+		case d == "$HOME" || d == "~":
 			p = home
+		case p == "" && !strings.ContainsAny(d, "$~") && !filepath.IsAbs(d):
+			p = filepath.Join(home, d)
 		}
 		switch {
-		case p == "" && !strings.ContainsAny(d, "$~") && !filepath.IsAbs(d):
-			return nil, importRefusal(c.file, c.line, lang, importDirName(d), "a Claude Code started outside runs it in a project, which may be this workspace")
 		case p == claudeDir:
 			return nil, importRefusal(c.file, c.line, lang, importDirName(d), "~/.claude is writable inside")
 		case p != "" && within(claudeDir, p) && mayHoldPrograms(p):

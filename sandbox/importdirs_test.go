@@ -57,9 +57,10 @@ func TestClaudeImportDirs(t *testing.T) {
 		want          []string // relative to the home
 		err           string
 	}{
-		{"-c, run in a project", `python3 -c 'import json'`, nil, "runs it in a project, which may be this workspace"},
 		{"a script in ~/.claude", `python3 ~/.claude/status.py`, nil, "~/.claude is writable inside"},
-		{"a relative script", `python3 hooks/x.py`, nil, "the directory hooks first"},
+		{"a relative script, from the home", `python3 .claude/x.py`, nil, "the directory .claude first"},
+		// Run in a project: UserCommandFilesInWorkspace's.
+		{"-c", `python3 -c 'import json'`, nil, ""},
 		{"a script below ~/.claude", `python3 "$HOME"/.claude/tools/x.py`, []string{".claude/tools/", ".claude/tools/x.py"}, ""},
 		{"-P, a script elsewhere", `python3 -P -c 'import json'; python3 /opt/x.py`, nil, ""},
 	} {
@@ -85,5 +86,33 @@ func TestClaudeImportDirs(t *testing.T) {
 				t.Errorf("ClaudeCommandFiles mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The user's commands run in the workspace too, when a Claude Code is
+// started there outside: relative paths and $CLAUDE_PROJECT_DIR's are the
+// workspace's files, and Python's working directory is its root.
+func TestUserCommandFilesInWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	makeFiles(t, dir, map[string]string{
+		"home/.claude/settings.json":       hookSettings(t, `bash check.sh; "$CLAUDE_PROJECT_DIR"/.claude/hooks/fmt.sh; ~/.claude/own.sh; python3 tools/x.py`),
+		"home/.claude/settings.local.json": hookSettings(t, `bash local.sh`),
+		"ws/tools/":                        "",
+	})
+	got, err := UserCommandFilesInWorkspace(ws, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not the home's own (~/.claude/own.sh), nor the home's local
+	// settings' (local.sh), which run only in the home.
+	want := []string{".claude/hooks/fmt.sh", "check.sh", "tools/", "tools/x.py"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("UserCommandFilesInWorkspace mismatch (-want +got):\n%s", diff)
+	}
+	makeFiles(t, dir, map[string]string{"home/.claude/settings.json": hookSettings(t, `python3 -c 'import json, helper'`)})
+	_, err = UserCommandFilesInWorkspace(ws, home)
+	if want := filepath.Join(home, ".claude/settings.json") + `: "python3 -c 'import json, helper'" runs Python with the directory it runs in first on its module path; a Claude Code started outside runs it in the project's root`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("UserCommandFilesInWorkspace: %v, want a refusal starting %q", err, want)
 	}
 }
