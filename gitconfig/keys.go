@@ -125,3 +125,56 @@ func ProgramDirs(value string) []string {
 	}
 	return dirs
 }
+
+// Scripts returns the scripts that the commands of a command value run by
+// a shell or an interpreter (shellcmd's Programs past the program: sh
+// x.sh, python3 lint.py, . env.sh; and its Scripts: sh < x.sh, cat x.sh |
+// sh, eval "$(cat x.sh)"), spelt as in Words, each once. A
+// script named without a directory is read from the working directory as
+// ./x.sh is, and is returned so ("./x.sh"). A script the shell computes is
+// not returned.
+func Scripts(value string) []string {
+	var scripts []string
+	for _, c := range shellcmd.Commands(strings.TrimPrefix(strings.TrimSpace(value), "!"), "HOME") {
+		programs := c.Programs()
+		words := c.Scripts
+		for _, i := range programs[min(1, len(programs)):] {
+			words = append(words, c.Words[i])
+		}
+		for _, w := range words {
+			if rest, ok := strings.CutPrefix(w, "$HOME"); ok && (rest == "" || rest[0] == '/') {
+				w = "~" + rest
+			}
+			if !strings.ContainsAny(w, "/~") {
+				w = "./" + w
+			}
+			if w != "./-" && !strings.Contains(w, "$") && !slices.Contains(scripts, w) {
+				scripts = append(scripts, w)
+			}
+		}
+	}
+	return scripts
+}
+
+// ImportDirs returns, for each command of a command value that runs
+// Python, Perl or Ruby, the directories it loads modules from before its
+// own library (shellcmd's ImportDirs: "." for the working directory, a
+// Python script's directory, -I's, PYTHONPATH's and the like), spelt as in
+// Words, each once, and the language of the first.
+func ImportDirs(value string) (lang string, dirs []string) {
+	for _, c := range shellcmd.Commands(strings.TrimPrefix(strings.TrimSpace(value), "!"), "HOME") {
+		l, ds := c.ImportDirs()
+		if lang == "" {
+			lang = l
+		}
+		for _, d := range ds {
+			if rest, ok := strings.CutPrefix(d, "$HOME"); ok && (rest == "" || rest[0] == '/') {
+				d = "~" + rest
+			}
+			if !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	return lang, dirs
+}

@@ -96,6 +96,40 @@ func TestProgramDirs(t *testing.T) {
 	}
 }
 
+func TestScripts(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"!bash check.sh && python3 -u tools/lint.py", []string{"./check.sh", "tools/lint.py"}},
+		{`sh -c '. env.sh; sh "$HOME"/s.sh'; perl -e 1 x.pl; node -`, []string{"./env.sh", "~/s.sh"}},
+		// A script read from the input, or through cat.
+		{"!sh < hooks/a.sh; cat b.sh | bash; eval \"$(cat ~/c.sh)\"", []string{"hooks/a.sh", "./b.sh", "~/c.sh"}},
+		// Not a program, not an argument, not a computed script.
+		{"./run check.sh; cat x.sh; sh $X.sh", nil},
+	} {
+		if diff := cmp.Diff(tt.want, Scripts(tt.in)); diff != "" {
+			t.Errorf("Scripts(%q) mismatch (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
+func TestImportDirs(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{`"/usr/bin/python3" -m nbstripout`, []string{"."}},
+		{`!python3 -c 'import x' && python3 tools/t.py && python3 "$HOME"/bin/u.py && PYTHONPATH=lib python3 -P -m v`, []string{".", "tools", "~/bin", "lib"}},
+		{"python3 -P -m x; sh -c 'python3 -I y.py'; node -e x", nil},
+		{"perl -I lib x.pl", []string{"lib"}},
+	} {
+		if _, got := ImportDirs(tt.in); !cmp.Equal(tt.want, got) {
+			t.Errorf("ImportDirs(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")

@@ -135,13 +135,16 @@ var commandKeys = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExpor
 // ${HOME}/ or the home's absolute path). A program the shell picks in a
 // directory (~/.claude/scripts/*.sh, ~/.claude/bin/run-$MODE, or the
 // script of bash ~/.claude/status.d/*.sh) holds that directory, marked
-// with a trailing "/", as ProjectCommandFiles does.
+// with a trailing "/", as ProjectCommandFiles does, and so does the
+// directory below ~/.claude a Python, Perl or Ruby command loads modules
+// from first; one that
+// cannot be held (~/.claude, the working directory) refuses the launch.
 func ClaudeCommandFiles(home string) ([]string, error) {
 	commands, err := claudeSettingsCommands(home)
 	if err != nil {
 		return nil, err
 	}
-	return commandPaths(home, commands), nil
+	return commandPaths(home, commands)
 }
 
 // claudeSettingsCommands are the commands that the Claude settings of the
@@ -149,10 +152,11 @@ func ClaudeCommandFiles(home string) ([]string, error) {
 // home, the user's settings and the home's local ones) name; a missing,
 // empty or unparsable file names none, since Claude Code does not load it
 // either.
-func claudeSettingsCommands(dir string) ([]string, error) {
-	var commands []string
+func claudeSettingsCommands(dir string) ([]settingsCommand, error) {
+	var commands []settingsCommand
 	for _, name := range []string{"settings.json", "settings.local.json"} {
-		b, err := readFile(filepath.Join(dir, ".claude", name))
+		file := filepath.Join(dir, ".claude", name)
+		b, err := readFile(file)
 		if err != nil {
 			return nil, err
 		}
@@ -162,11 +166,16 @@ func claudeSettingsCommands(dir string) ([]string, error) {
 		}
 		var settings map[string]json.RawMessage
 		if json.Unmarshal(std, &settings) == nil {
-			commands = append(commands, settingsCommands(settings)...)
+			for _, c := range settingsCommands(settings) {
+				commands = append(commands, settingsCommand{file, c})
+			}
 		}
 	}
 	return commands, nil
 }
+
+// A settingsCommand is a command of a Claude settings file.
+type settingsCommand struct{ file, line string }
 
 // ProjectCommandFiles are the files in the workspace that the project's
 // Claude settings (.claude/settings.json and settings.local.json, both
@@ -185,42 +194,116 @@ func claudeSettingsCommands(dir string) ([]string, error) {
 // Programs), so that it cannot appear. Where the shell picks either in a
 // directory (hooks/*.sh, hooks/$NAME.sh, bash hooks/*.sh), that directory
 // is held, marked with a trailing "/": whatever a session put there could
-// be the one that runs. The paths are workspace-relative and sorted.
+// be the one that runs. A script a shell reads from its input or through
+// cat (sh < x.sh, cat x.sh | sh) counts as its script. A command that
+// runs Python, Perl or Ruby holds the directories it loads modules from
+// first (a Python script's, -I's), and one whose first directory is the
+// workspace's root (python3 -c, -m, a script there; -I.) refuses the
+// launch (importdirs.go). The paths are
+// workspace-relative and sorted.
 func ProjectCommandFiles(ws string) ([]string, error) {
 	commands, err := claudeSettingsCommands(ws)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	var out []string
-	add := func(word string, program bool) {
-		rel, ok := projectFile(ws, word, program)
-		if !ok && program {
-			rel, ok = programDir(ws, word)
-		}
-		if ok && !seen[rel] {
-			seen[rel] = true
-			out = append(out, rel)
-		}
+	return workspaceCommandFiles(ws, commands)
+}
+
+// UserCommandFilesInWorkspace are the files in the workspace at ws that
+// the user's settings (~/.claude/settings.json) name in commands, read as
+// ProjectCommandFiles reads the project's: a Claude Code started in the
+// workspace outside the sandbox runs the user's hooks, status line and
+// helpers there, so a relative path (bash check.sh, ./tools/x.sh) or one
+// through $CLAUDE_PROJECT_DIR is the workspace's file. The home's own
+// local settings apply only to a Claude Code started in the home.
+func UserCommandFilesInWorkspace(ws, home string) ([]string, error) {
+	commands, err := claudeSettingsCommands(home)
+	if err != nil {
+		return nil, err
 	}
+	user := filepath.Join(home, ".claude", "settings.json")
+	commands = slices.DeleteFunc(commands, func(c settingsCommand) bool { return c.file != user })
+	return workspaceCommandFiles(ws, commands)
+}
+
+// workspaceCommandFiles are the files in the workspace at ws that
+// commands name, run there (see ProjectCommandFiles).
+func workspaceCommandFiles(ws string, commands []settingsCommand) ([]string, error) {
+	pc := projectCommands{ws: ws, seen: map[string]bool{}}
+	var refused []error
 	for _, c := range commands {
-		for _, cmd := range shellcmd.Commands(c, "CLAUDE_PROJECT_DIR") {
-			programs := cmd.Programs()
-			for i, word := range cmd.Words {
-				// The assignments before the program count as it does.
-				program := len(programs) == 0 || i <= programs[0] || slices.Contains(programs, i)
-				add(word, program)
-				if name, value, assignment := strings.Cut(word, "="); assignment && !strings.Contains(name, "/") {
-					add(value, program)
-				}
+		for _, cmd := range shellcmd.Commands(c.line, "CLAUDE_PROJECT_DIR") {
+			dirs, err := projectImportDirs(ws, c, cmd)
+			refused = append(refused, err)
+			for _, d := range dirs {
+				pc.keep(d)
 			}
-			for _, word := range cmd.Operands {
-				add(word, false)
-			}
+			pc.command(cmd)
 		}
 	}
-	sort.Strings(out)
-	return out, nil
+	sort.Strings(pc.out)
+	return pc.out, errors.Join(refused...)
+}
+
+// projectCommands collects the files of ProjectCommandFiles.
+type projectCommands struct {
+	ws   string
+	seen map[string]bool
+	out  []string
+}
+
+// keep adds a workspace-relative path, once.
+func (pc *projectCommands) keep(rel string) {
+	if !pc.seen[rel] {
+		pc.seen[rel] = true
+		pc.out = append(pc.out, rel)
+	}
+}
+
+// add keeps the file word names, if it names one that counts, or for a
+// program the directory the shell picks it in.
+func (pc *projectCommands) add(word string, program bool) {
+	rel, ok := projectFile(pc.ws, word, program)
+	if !ok && program {
+		rel, ok = programDir(pc.ws, word)
+	}
+	if ok {
+		pc.keep(rel)
+	}
+}
+
+// command adds the files one simple command names.
+func (pc *projectCommands) command(cmd shellcmd.Command) {
+	programs := cmd.Programs()
+	for i, word := range cmd.Words {
+		// The assignments before the program count as it does.
+		program := len(programs) == 0 || i <= programs[0] || slices.Contains(programs, i)
+		if slices.Contains(programs[min(1, len(programs)):], i) {
+			word = scriptPath(word)
+		}
+		pc.add(word, program)
+		if name, value, assignment := strings.Cut(word, "="); assignment && !strings.Contains(name, "/") {
+			pc.add(value, program)
+		}
+	}
+	for _, word := range cmd.Operands {
+		pc.add(word, false)
+	}
+	for _, word := range cmd.Scripts {
+		pc.add(scriptPath(word), true)
+	}
+}
+
+// scriptPath returns a script's word as a path: a shell or an interpreter
+// reads a script named without a directory (bash check.sh, python3
+// lint.py) from its working directory, as it reads ./check.sh (bash, and
+// bash's "." and zsh's source once PATH has none, look in PATH too: the
+// working directory's file wins, or is the one found).
+func scriptPath(word string) string {
+	if word == "-" || strings.ContainsAny(word, "/$~") {
+		return word
+	}
+	return "./" + word
 }
 
 // projectFile returns the workspace-relative path of the file word names
@@ -297,7 +380,7 @@ func projectPath(word, ws string) string {
 // but for those the policy holds itself: a word of a command read as a
 // shell reads it (shellcmd), or the value of a NAME=VALUE word, written
 // out as a path.
-func commandPaths(home string, commands []string) []string {
+func commandPaths(home string, commands []settingsCommand) ([]string, error) {
 	claudeDir := filepath.Join(home, ".claude")
 	seen := map[string]bool{}
 	var out []string
@@ -307,8 +390,14 @@ func commandPaths(home string, commands []string) []string {
 			out = append(out, p)
 		}
 	}
+	var refused []error
 	for _, c := range commands {
-		for _, cmd := range shellcmd.Commands(c, "HOME") {
+		for _, cmd := range shellcmd.Commands(c.line, "HOME") {
+			dirs, err := homeImportDirs(home, c, cmd)
+			refused = append(refused, err)
+			for _, d := range dirs {
+				add(d)
+			}
 			for _, word := range cmd.Words {
 				add(expandHome(word, home))
 				if _, value, assignment := strings.Cut(word, "="); assignment {
@@ -320,13 +409,13 @@ func commandPaths(home string, commands []string) []string {
 					add(dir)
 				}
 			}
-			for _, word := range cmd.Operands {
+			for _, word := range slices.Concat(cmd.Operands, cmd.Scripts) {
 				add(expandHome(word, home))
 			}
 		}
 	}
 	sort.Strings(out)
-	return out
+	return out, errors.Join(refused...)
 }
 
 // homeProgramDir returns, for a program word whose last component the

@@ -41,6 +41,9 @@ func TestProjectCommandFiles(t *testing.T) {
 			`true && $CLAUDE_PROJECT_DIR/hooks/later.sh`,
 			`echo "$($CLAUDE_PROJECT_DIR/hooks/substituted.sh)"`,
 			`env MODE=x "$CLAUDE_PROJECT_DIR/hooks/wrapped.sh"`,
+			// Every wrapper that runs its operands, past its options and
+			// the operands it takes first.
+			`timeout -s KILL 30 nice -n 5 "$CLAUDE_PROJECT_DIR"/hooks/timed.sh; flock -w 3 /tmp/lock -c "$CLAUDE_PROJECT_DIR/hooks/locked.sh"`,
 			// A program picked in a directory: the directory, missing or
 			// not, but never the workspace's root, nor for an argument.
 			`$CLAUDE_PROJECT_DIR/bin/run-*; $CLAUDE_PROJECT_DIR/*.sh; prettier --write $CLAUDE_PROJECT_DIR/src/*.ts`,
@@ -48,7 +51,12 @@ func TestProjectCommandFiles(t *testing.T) {
 			// A shell's or an interpreter's script is what it runs: a missing
 			// one counts, and so does the directory one is picked in; not
 			// after an option that gives the code itself.
-			`bash -e "$CLAUDE_PROJECT_DIR"/.claude/hooks/absent.sh; node tools/*.js; python3 -m mod py/absent.py`,
+			`bash -e "$CLAUDE_PROJECT_DIR"/.claude/hooks/absent.sh; node tools/*.js; python3 -P -m mod py/absent.py`,
+			// A script named without a directory is read from the working
+			// directory, the project's: missing or not.
+			`bash check.sh; python3 -P -u lint.py; . env.sh; node -; cat plain.txt`,
+			// A script a shell reads from its input, or through cat.
+			`sh < "$CLAUDE_PROJECT_DIR"/hooks/piped.sh; cat hooks/catted.sh | bash; source <(cat sourced.sh)`,
 			// A loop that runs each script it lists.
 			`for f in "$CLAUDE_PROJECT_DIR"/each/*.sh; do sh "$f"; done`,
 		),
@@ -60,6 +68,8 @@ func TestProjectCommandFiles(t *testing.T) {
 		"ws/hooks/a.sh":                  "",
 		"ws/scripts/check.py":            "",
 		"ws/status.sh":                   "",
+		"ws/lint.py":                     "",
+		"ws/plain.txt":                   "",
 		"ws/src/":                        "",
 		"ws/linked":                      "->hooks",
 	})
@@ -74,18 +84,27 @@ func TestProjectCommandFiles(t *testing.T) {
 	want := []string{
 		".claude/hooks/absent.sh",
 		"bin/",
+		"check.sh",
 		"each/",
+		"env.sh",
 		"hooks/",
+		"hooks/catted.sh",
 		"hooks/guard.sh",
 		"hooks/inner-quoted.sh",
 		"hooks/inner.sh",
 		"hooks/later.sh",
+		"hooks/locked.sh",
 		"hooks/missing.sh",
+		"hooks/piped.sh",
 		"hooks/quoted.sh",
 		"hooks/substituted.sh",
+		"hooks/timed.sh",
 		"hooks/wrapped.sh",
 		"linked/",
+		"lint.py",
+		"scripts/",
 		"scripts/check.py",
+		"sourced.sh",
 		"status.sh",
 		"tools/",
 	}

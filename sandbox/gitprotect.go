@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -120,7 +121,8 @@ type gitScan struct {
 	// a .git link into the git store leads to the store and the store's
 	// mount points show its contents; the launch saw neither.
 	inSandbox bool
-	common    string // the workspace repository's common git directory, once known
+	common    string  // the workspace repository's common git directory, once known
+	refused   []error // commands that cannot be held (pythonDirs)
 }
 
 const (
@@ -478,7 +480,7 @@ func (s *gitScan) readConfigs(environ []string) error {
 			s.named(e, g.bases())
 		}
 	}
-	return nil
+	return errors.Join(s.refused...)
 }
 
 // sharedConfigs are the system's and the user's configuration files, which
@@ -584,6 +586,14 @@ func (s *gitScan) named(e gitconfig.Entry, bases []string) {
 		for _, w := range gitconfig.Words(e.Value) {
 			s.commandWord(w, bases, why)
 		}
+		s.importDirs(e, bases, why)
+		// A script is held missing or not, named with a directory or not:
+		// sh x.sh reads ./x.sh.
+		for _, w := range gitconfig.Scripts(e.Value) {
+			for _, p := range s.resolve(w, bases) {
+				s.holds = append(s.holds, hold{path: p, why: why})
+			}
+		}
 		// Whatever a session put in the directory a program is picked in
 		// could be the one that runs; never the base itself (a
 		// repository's top), which stays writable.
@@ -592,6 +602,28 @@ func (s *gitScan) named(e gitconfig.Entry, bases []string) {
 				if !slices.Contains(bases, p) {
 					s.holds = append(s.holds, hold{path: p, dir: true, why: why + ", which picks its program in it"})
 				}
+			}
+		}
+	}
+}
+
+// importDirs holds the directories a command that runs Python, Perl or
+// Ruby loads modules from first (importdirs.go), or refuses one that is
+// where git runs it: a repository's top, which stays writable.
+func (s *gitScan) importDirs(e gitconfig.Entry, bases []string, why string) {
+	lang, dirs := gitconfig.ImportDirs(e.Value)
+	for _, d := range dirs {
+		if strings.Contains(d, "$") {
+			continue // computed: which one cannot be known
+		}
+		for _, p := range s.resolve(d, bases) {
+			switch {
+			case !s.writable(p):
+			case slices.Contains(bases, p):
+				s.refused = append(s.refused, importRefusal(fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Name), e.Value, lang, importDirName(d),
+					"git outside runs it in the repository's top, "+p))
+			default:
+				s.holds = append(s.holds, hold{path: p, dir: true, why: why + ", which loads modules from it first"})
 			}
 		}
 	}

@@ -99,7 +99,8 @@ func TestProtectGit(t *testing.T) {
 	// The workspace's own git directory, a nested clone's, the submodule's
 	// and the linked worktree's .git files (their names refused too: a
 	// program outside may replace them), what the user's configuration
-	// includes and names, in every working tree.
+	// includes and names, in every working tree (the script sh run.sh
+	// reads there too, missing or not).
 	want := []string{
 		"path /.git/branches",
 		"path /.git/commondir",
@@ -115,6 +116,7 @@ func TestProtectGit(t *testing.T) {
 		"path /inc/lib.inc",
 		"path /scripts/go.sh",
 		"path /sub/.githooks",
+		"path /sub/run.sh",
 		"path /sub/scripts/go.sh",
 		"path /sub/tools/fsmon",
 		"path /tools/fsmon",
@@ -130,9 +132,11 @@ func TestProtectGit(t *testing.T) {
 		"path /vendor/lib/.git/sequencer",
 		"path /vendor/lib/.git/worktrees",
 		"path /vendor/lib/.githooks",
+		"path /vendor/lib/run.sh",
 		"path /vendor/lib/scripts/go.sh",
 		"path /vendor/lib/tools/fsmon",
 		"path /wt/.githooks",
+		"path /wt/run.sh",
 		"path /wt/scripts/go.sh",
 		"path /wt/tools/fsmon",
 		"pin .git",
@@ -152,10 +156,13 @@ func TestProtectGit(t *testing.T) {
 		"rule /.git: branches commondir config config.worktree fsmonitor--daemon fsmonitor--daemon.ipc hooks modules rebase-apply rebase-merge remotes sequencer worktrees (git dir)",
 		"rule /sub: .git (.git file)",
 		"rule /sub: .githooks (hooks)",
+		"rule /sub: run.sh (named by alias.x)",
 		"rule /vendor/lib/.git: branches commondir config config.worktree fsmonitor--daemon fsmonitor--daemon.ipc hooks modules rebase-apply rebase-merge remotes sequencer worktrees (git dir)",
 		"rule /vendor/lib: .githooks (hooks)",
+		"rule /vendor/lib: run.sh (named by alias.x)",
 		"rule /wt: .git (.git file)",
 		"rule /wt: .githooks (hooks)",
+		"rule /wt: run.sh (named by alias.x)",
 		"rule : .githooks (hooks)",
 		"rule : run.sh (named by alias.x)",
 		"rule : team.gitconfig (included)",
@@ -323,6 +330,46 @@ func TestProtectGitCases(t *testing.T) {
 			"store ws/.git/modules",
 			"store ws/.git/worktrees",
 		},
+	}, {
+		name:  "a script named without a directory, missing or not",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[alias]\n\tc = !bash check.sh\n[filter \"f\"]\n\tclean = python3 -P -u clean.py\n", "ws/clean.py": ""},
+		want: []string{
+			"copy ws/.git/config",
+			"path ws/check.sh",
+			"pin ws/.git",
+			"ro ws/clean.py",
+			"rule ws: check.sh (named by alias.c)",
+			"rule ws: clean.py (named by filter.f.clean)",
+			"store ws/.claude/worktrees",
+			"store ws/.git/modules",
+			"store ws/.git/worktrees",
+		},
+	}, {
+		name:  "Python's first directories: a script's is held",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[diff \"nb\"]\n\ttextconv = python3 tools/conv.py\n[alias]\n\tp = !PYTHONPATH=$HOME/lib:vendor python3 -P -m x\n", "ws/tools/conv.py": "", "ws/vendor/": "", "home/lib/": ""},
+		roots: []string{"home"},
+		want: []string{
+			"copy ws/.git/config",
+			"path home/.config/git/config",
+			"path home/.gitconfig",
+			"path home/lib:vendor",
+			"pin ws/.git",
+			"ro home/lib",
+			"ro ws/tools",
+			"ro ws/vendor",
+			"rule home: .gitconfig (included)",
+			"rule home: lib (named by alias.p)",
+			"rule home: lib:vendor (named by alias.p)",
+			"rule ws: tools (named by diff.nb.textconv)",
+			"rule ws: vendor (named by alias.p)",
+			"store ws/.claude/worktrees",
+			"store ws/.git/modules",
+			"store ws/.git/worktrees",
+		},
+	}, {
+		name:  "Python run in a repository's top",
+		files: map[string]string{"ws/.git/HEAD": "", "ws/.git/config": "[filter \"nb\"]\n\tclean = \"/usr/bin/python3\" -m nbstripout\n"},
+		err:   `$DIR/ws/.git/config:2: filter.nb.clean: "/usr/bin/python3 -m nbstripout" runs Python with the directory it runs in first on its module path; git outside runs it in the repository's top, $DIR/ws, where a session could put a module that any import loads, the standard library's own included (json imports re); ` + pythonFix,
 	}, {
 		name:  "the repository above a workspace-root names files in it",
 		files: map[string]string{"repo/.git/HEAD": "", "repo/.git/config": "[core]\n\thooksPath = ws/hooks\n[include]\n\tpath = ../ws/x.inc\n", "repo/ws/": ""},

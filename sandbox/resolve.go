@@ -61,7 +61,7 @@ func Resolve(c *Conf, s SessionEnv, l Launch) (*Resolved, error) {
 	var refused Refusals
 	refused.add(CheckCredentialMode(c, l.Environ))
 	refused.add(r.claudeCommands(l.Home))
-	protect, err := protectedPaths(c, s, r.workspace)
+	protect, err := protectedPaths(c, s, r.workspace, l.Home)
 	refused.add(err)
 	roots := r.allowWrites(c, l, protect, &refused)
 	refused.add(r.protections(roots, protect, l))
@@ -246,7 +246,7 @@ func linkBelowClaude(home string, p homePath) error {
 
 // protectedPaths are the workspace's protected paths: the defaults, the
 // conf's and the session's, and those the dev container's files name.
-func protectedPaths(c *Conf, s SessionEnv, ws string) ([]protectedPath, error) {
+func protectedPaths(c *Conf, s SessionEnv, ws, home string) ([]protectedPath, error) {
 	protect := append([]protectedPath{}, defaultProtect...)
 	for _, p := range c.Protect {
 		protect = append(protect, protectedPath{p.Value, fmt.Sprintf("protect = %s in %s:%d", p.Value, c.Source, p.Line)})
@@ -262,10 +262,16 @@ func protectedPaths(c *Conf, s SessionEnv, ws string) ([]protectedPath, error) {
 	for _, p := range commands {
 		protect = append(protect, protectedPath{p, whyProjectCommand})
 	}
-	return protect, errors.Join(err, cerr)
+	users, uerr := UserCommandFilesInWorkspace(ws, home)
+	for _, p := range users {
+		protect = append(protect, protectedPath{p, whyUserCommand})
+	}
+	return protect, errors.Join(err, cerr, uerr)
 }
 
 const whyProjectCommand = "the project's Claude settings name it as a command: a Claude Code started here outside the sandbox runs it"
+
+const whyUserCommand = "the user's Claude settings name it as a command run in the project: a Claude Code started here outside the sandbox runs it"
 
 // allowWrites checks each allow-write and allow-write-executable line and
 // returns where the sandbox can write: the workspace and the paths

@@ -61,6 +61,42 @@ func TestCommands(t *testing.T) {
 		{"env runs a shell", `G=x env A=1 sh -c './g.sh'`, []Command{w("G=x", "env", "A=1", "sh", "-c"), w("A=1", "sh", "-c"), w("./g.sh")}},
 		{"exec, command, nohup", "exec -a n command nohup ./p", []Command{w("exec", "-a", "n", "command", "nohup", "./p"), w("command", "nohup", "./p"), w("nohup", "./p"), w("./p")}},
 		{"a wrapper's --, a wrapper with no command", "nohup -- ./p; env -i", []Command{w("nohup", "--", "./p"), w("./p"), w("env", "-i")}},
+		{"timeout, its duration and options", "timeout -k 5 -s KILL --foreground 10 ./t.sh a", []Command{w("timeout", "-k", "5", "-s", "KILL", "--foreground", "10", "./t.sh", "a"), w("./t.sh", "a")}},
+		{"nice, ionice, stdbuf, setsid", "nice -n 5 ionice -c 3 -n 7 stdbuf -o L -eL setsid -w ./n.sh",
+			[]Command{w("nice", "-n", "5", "ionice", "-c", "3", "-n", "7", "stdbuf", "-o", "L", "-eL", "setsid", "-w", "./n.sh"),
+				w("ionice", "-c", "3", "-n", "7", "stdbuf", "-o", "L", "-eL", "setsid", "-w", "./n.sh"),
+				w("stdbuf", "-o", "L", "-eL", "setsid", "-w", "./n.sh"), w("setsid", "-w", "./n.sh"), w("./n.sh")}},
+		{"flock, its file, a command or a -c line", "flock -w 3 /tmp/l ./f.sh; flock -n x.lock -c './g.sh && ./h.sh'",
+			[]Command{w("flock", "-w", "3", "/tmp/l", "./f.sh"), w("./f.sh"), w("flock", "-n", "x.lock", "-c"), w("sh", "-c"), w("./g.sh"), w("./h.sh")}},
+		{"chrt, its priority left out or not; taskset, its mask", "chrt -f 10 ./c.sh; chrt --other ./d.sh; taskset -c 0,1 ./e.sh",
+			[]Command{w("chrt", "-f", "10", "./c.sh"), w("./c.sh"), w("chrt", "--other", "./d.sh"), w("./d.sh"), w("taskset", "-c", "0,1", "./e.sh"), w("./e.sh")}},
+		{"/usr/bin/time, its output file", "/usr/bin/time -o t.log -f %e ./m.sh", []Command{w("/usr/bin/time", "-o", "t.log", "-f", "%e", "./m.sh"), w("./m.sh")}},
+		{"sudo, its options and assignments", "sudo -u app -D /srv -E A=1 ./s.sh; doas -u app ./d.sh",
+			[]Command{w("sudo", "-u", "app", "-D", "/srv", "-E", "A=1", "./s.sh"), w("A=1", "./s.sh"), w("doas", "-u", "app", "./d.sh"), w("./d.sh")}},
+		{"runuser, -u and a command, or a -c line anywhere", "runuser -u app -- ./r.sh; runuser app -c './q.sh'",
+			[]Command{w("runuser", "-u", "app", "--", "./r.sh"), w("./r.sh"), w("runuser", "app", "-c"), w("sh", "-c"), w("./q.sh")}},
+		{"xargs with a fixed command", "xargs -0 -n 1 -I {} ./x.sh {}", []Command{w("xargs", "-0", "-n", "1", "-I", "{}", "./x.sh", "{}"), w("./x.sh", "{}")}},
+		{"env -S splits its string", `env -S "A=1 python3 -m tool" arg; env --chdir=/x -a n ./y`,
+			[]Command{w("env", "-S", "A=1 python3 -m tool", "arg"), w("A=1", "python3", "-m", "tool", "arg"), w("env", "--chdir=/x", "-a", "n", "./y"), w("./y")}},
+		{"the time keyword", "time -p ./k.sh", []Command{w("./k.sh")}},
+		{"a shell's or an interpreter's input from a file", "sh < a.sh; bash -s x < $CLAUDE_PROJECT_DIR/b.sh; python3 - < c.py; cat < d.txt; bash e.sh < in",
+			[]Command{{Words: []string{"sh"}, Operands: []string{"a.sh"}, Scripts: []string{"a.sh"}},
+				{Words: []string{"bash", "-s", "x"}, Operands: []string{"$CLAUDE_PROJECT_DIR/b.sh"}, Scripts: []string{"$CLAUDE_PROJECT_DIR/b.sh"}},
+				{Words: []string{"python3", "-"}, Operands: []string{"c.py"}, Scripts: []string{"c.py"}},
+				{Words: []string{"cat"}, Operands: []string{"d.txt"}},
+				{Words: []string{"bash", "e.sh"}, Operands: []string{"in"}}}},
+		{"cat piped into a shell", "cat f.sh | sh; cat -u g.sh h.sh |& bash -x; cat i | grep x; cat j | sh -c 'true'; tr a b < k | sh",
+			[]Command{w("cat", "f.sh"), {Words: []string{"sh"}, Scripts: []string{"f.sh"}},
+				w("cat", "-u", "g.sh", "h.sh"), {Words: []string{"bash", "-x"}, Scripts: []string{"g.sh", "h.sh"}},
+				w("cat", "i"), w("grep", "x"), w("cat", "j"), w("sh", "-c"), w("true"),
+				{Words: []string{"tr", "a", "b"}, Operands: []string{"k"}}, w("sh")}},
+		{"cat in a substitution a shell runs", `sh <(cat l.sh); source <(cat m.sh); eval "$(cat n.sh)"; bash -c "$(< o.sh)"; diff <(cat p) q; env sh <(cat r.sh)`,
+			[]Command{{Words: []string{"sh", "$"}, Scripts: []string{"l.sh"}}, w("cat", "l.sh"),
+				{Words: []string{"source", "$"}, Scripts: []string{"m.sh"}}, w("cat", "m.sh"),
+				{Words: []string{"eval", "$"}, Scripts: []string{"n.sh"}}, w("cat", "n.sh"),
+				{Words: []string{"bash", "-c"}, Scripts: []string{"o.sh"}}, w("$"), op("o.sh"),
+				w("diff", "$", "q"), w("cat", "p"),
+				w("env", "sh", "$"), {Words: []string{"sh", "$"}, Scripts: []string{"r.sh"}}, w("cat", "r.sh")}},
 		{"brace expansion", "./{a,b}.sh c/{d,e{1,2}} {1..3}", []Command{w("./a.sh", "./b.sh", "c/d", "c/e1", "c/e2", "$")}},
 		{"too many braces", "x{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", []Command{w(
 			"x"+"aaaaaa$", "x"+"aaaaab$", "x"+"aaaaba$", "x"+"aaaabb$", "x"+"aaabaa$", "x"+"aaabab$", "x"+"aaabba$", "x"+"aaabbb$",
@@ -107,6 +143,12 @@ func TestPrograms(t *testing.T) {
 		{[]string{"python3", "-u", "hooks/check.py"}, []int{0, 2}},
 		{[]string{"python3", "-m", "mod", "x.py"}, []int{0}},
 		{[]string{"python3", "-c", "code", "x.py"}, []int{0}},
+		// An option's value that is the next word is not the script.
+		{[]string{"python3.12", "-W", "ignore", "-X", "dev", "x.py"}, []int{0, 5}},
+		{[]string{"ruby", "-I", "lib", "-r", "json", "x.rb"}, []int{0, 5}},
+		{[]string{"perl", "-I", "lib", "x.pl"}, []int{0, 3}},
+		{[]string{"node", "-r", "./hook.js", "--import", "tsx", "app.js"}, []int{0, 2, 5}},
+		{[]string{"ruby", "-r", "json", "-r", "./lib/x.rb", "-e", "1"}, []int{0, 4}},
 		{[]string{"perl", "-e", "code", "x.pl"}, []int{0}},
 		{[]string{"node", "-"}, []int{0}},
 		{[]string{"node", "--", "x.js"}, []int{0, 2}},
@@ -117,6 +159,50 @@ func TestPrograms(t *testing.T) {
 	} {
 		if diff := cmp.Diff(tt.want, Command{Words: tt.words}.Programs()); diff != "" {
 			t.Errorf("Programs(%q) mismatch (-want +got):\n%s", tt.words, diff)
+		}
+	}
+}
+
+func TestImportDirs(t *testing.T) {
+	for _, tt := range []struct {
+		words []string
+		want  []string
+	}{
+		{[]string{"python3", "-c", "import json"}, []string{"."}},
+		{[]string{"/usr/bin/python3", "-m", "nbstripout"}, []string{"."}},
+		{[]string{"python3.12", "-Sc", "x"}, []string{"."}},
+		{[]string{"python"}, []string{"."}},
+		{[]string{"python3", "-u", "-"}, []string{"."}},
+		{[]string{"python3", "-W", "ignore", "-X", "dev", "hooks/check.py", "-c"}, []string{"hooks"}},
+		{[]string{"python3", "-Wignore", "lint.py"}, []string{"."}},
+		{[]string{"python3", "--check-hash-based-pycs", "never", "--", "$CLAUDE_PROJECT_DIR/t/x.py"}, []string{"$CLAUDE_PROJECT_DIR/t"}},
+		// -I, -P and PYTHONSAFEPATH leave out the working or script
+		// directory; -I and -E leave out PYTHONPATH, and -E
+		// PYTHONSAFEPATH.
+		{[]string{"python3", "-P", "-m", "x"}, nil},
+		{[]string{"python3", "-uIc", "x"}, nil},
+		{[]string{"PYTHONSAFEPATH=1", "python3", "-m", "x"}, nil},
+		{[]string{"PYTHONSAFEPATH=", "python3", "-m", "x"}, []string{"."}},
+		{[]string{"PYTHONSAFEPATH=1", "python3", "-E", "-m", "x"}, []string{"."}},
+		{[]string{"PYTHONPATH=src::/opt/lib", "python3", "-P", "-m", "x"}, []string{"src", ".", "/opt/lib"}},
+		{[]string{"PYTHONPATH=src", "python3", "-E", "-P", "-m", "x"}, nil},
+		{[]string{"PYTHONPATH=", "python3", "-P", "-m", "x"}, nil},
+		{[]string{"PYTHONPATH=src", "python3", "-I", "x.py"}, nil},
+		// Perl and Ruby: -I and their library variables only.
+		{[]string{"perl", "-w", "-I", "lib", "-Ivendor", "-e", "-Ino", "x.pl", "-Ino"}, []string{"lib", "vendor"}},
+		{[]string{"PERL5LIB=a::b", "PERLLIB=c", "perl", "x.pl"}, []string{"a", "b"}},
+		{[]string{"PERLLIB=c", "perl", "-Mstrict", "x.pl"}, []string{"c"}},
+		{[]string{"perl", "-e", "use Helper"}, nil},
+		{[]string{"RUBYLIB=r", "ruby", "-r", "json", "-I", "lib", "x.rb"}, []string{"lib", "r"}},
+		{[]string{"ruby", "-e", "require 'x'"}, nil},
+		// Not an interpreter that loads modules from a path.
+		{[]string{"pythonista", "-c", "x"}, nil},
+		{[]string{"node", "-e", "x"}, nil},
+		{[]string{"PYTHONPATH=src"}, nil},
+	} {
+		_, got := Command{Words: tt.words}.ImportDirs()
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ImportDirs(%q) mismatch (-want +got):\n%s", tt.words, diff)
 		}
 	}
 }
