@@ -88,6 +88,7 @@ func TestAssembleMountOrder(t *testing.T) {
 		"claude-own-state --bind ~/.claude/rm-guard",
 		"claude-own-state --bind ~/.claude/state",
 		"ide-locks --tmpfs ~/.claude/ide",
+		"kept-login --tmpfs ~/.claude/claude-sandbox-login",
 		"share-home --ro-bind-try ~/.gitconfig",
 		"sandbox-cache --bind ~/go/pkg/mod",
 		"allow-write --bind /nonexistent/cache",

@@ -141,6 +141,7 @@ const (
 	RuleClaudeReadOnly  Rule = "claude-read-only" // what in ~/.claude runs later or outside
 	RuleClaudeOwnState  Rule = "claude-own-state" // what in ~/.claude Claude Code acts on, the workspace's own
 	RuleIDELocks        Rule = "ide-locks"        // the IDE extension's lock files, hidden
+	RuleKeptLogin       Rule = "kept-login"       // the login the launcher keeps, hidden (ADR 0039)
 	RuleShareHome       Rule = "share-home"       // a share-home line
 	RuleSandboxCache    Rule = "sandbox-cache"    // a sandbox-cache line
 	RuleAllowWrite      Rule = "allow-write"      // an allow-write or allow-write-executable line
