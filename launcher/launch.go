@@ -273,7 +273,8 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 
 // assemble settles what the plan holds that only a running service or
 // listener tells (the background role and its gateway, the credential
-// proxy's port), then assembles the launch's one plan. The launch owns
+// proxy's port), then assembles the launch's one plan, whose held files
+// must each have one name. The launch owns
 // what it returns: the background launch (nil for a plain one) and the
 // credential proxy's listener (nil but in open mode).
 func (pr *Prepared) assemble(r role, environ []string, stderr io.Writer) (bg *bgLaunch, authL net.Listener, err error) {
@@ -295,6 +296,9 @@ func (pr *Prepared) assemble(r role, environ []string, stderr io.Writer) (bg *bg
 		return bg, nil, err
 	}
 	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
+	if err = heldHaveOneName(pr.Plan); err != nil {
+		return bg, authL, err
+	}
 	if bg != nil {
 		err = bg.dirs.hiddenInside(pr.Plan)
 	}
