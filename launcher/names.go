@@ -16,13 +16,6 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
-// heldRules are the rules whose read-only binds hold what the policy names
-// by path: Claude Code's user settings and the programs they run, the
-// protected paths of the workspace, the shared home files. A file held
-// there, or below a directory held there, that has another name could be
-// written through that name, which no bind covers (ADR 0039).
-var heldRules = []sandbox.Rule{sandbox.RuleClaudeReadOnly, sandbox.RuleProtected, sandbox.RuleShareHome}
-
 // heldHaveOneName makes sure every regular file a plan holds has one name:
 // a second name a session made while the file was not held yet (a hooks
 // directory enabled later) stays writable by that name. A git object with
@@ -32,7 +25,7 @@ var heldRules = []sandbox.Rule{sandbox.RuleClaudeReadOnly, sandbox.RuleProtected
 // meant.
 func heldHaveOneName(plan *sandbox.Plan) error {
 	for _, m := range plan.Mounts {
-		if m.Op.ReadOnly() && slices.Contains(heldRules, m.Rule) {
+		if m.Op.ReadOnly() && m.Rule.HoldsByPath() {
 			if err := oneNameBelow(m.Source); err != nil {
 				return err
 			}
