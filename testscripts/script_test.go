@@ -312,6 +312,7 @@ func commands(t *testing.T) map[string]func(ts *testscript.TestScript, neg bool,
 		"serve-upstream-proxy": serveUpstreamProxy,
 		"serve-release":        serveRelease,
 		"serve-standin":        serveStandin,
+		"serve-token-endpoint": serveTokenEndpoint,
 		"hostile":              hostile,
 		"own-copies":           ownCopies,
 	}
