@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
@@ -84,7 +83,7 @@ type state struct {
 	secret  string
 	refresh string    // "" unless the login came from the credentials file
 	expires time.Time // zero when unknown: never refreshed
-	file    string
+	home    string    // the home whose login this is; "" unless it came from a file
 	retryAt time.Time
 	err     error // the last refresh's failure
 }
@@ -96,7 +95,9 @@ func newCredential(kind Kind, source string, st *state) *Credential {
 func (c Credential) String() string { return fmt.Sprintf("%v from %s", c.Kind, c.Source) }
 
 // Find returns the credential Claude Code would use, nil when there is none.
-// Empty variables count as unset.
+// Empty variables count as unset. A file login is the one at Claude Code's
+// path when it holds one (a login made since the last launch, which Keep
+// then moves), else the one the launcher keeps (ADR 0039).
 func Find(environ []string, home string) (*Credential, error) {
 	for _, src := range envSources {
 		if v := envlist.Get(environ, src.name); v != "" {
@@ -104,6 +105,25 @@ func Find(environ []string, home string) (*Credential, error) {
 		}
 	}
 	path := filepath.Join(home, layout.CredentialsFile)
+	cf, err := loginAt(path)
+	if err == nil && cf == nil {
+		path = filepath.Join(home, layout.KeptLogin)
+		cf, err = loginAt(path)
+	}
+	if err != nil || cf == nil {
+		return nil, err
+	}
+	st := &state{secret: cf.login.AccessToken, refresh: cf.login.RefreshToken, home: home}
+	if cf.login.ExpiresAt != 0 {
+		st.expires = time.UnixMilli(cf.login.ExpiresAt)
+	}
+	return newCredential(OAuth, path, st), nil
+}
+
+// loginAt reads the login in the credentials file at path: nil when the
+// file is missing, empty (the launcher emptied it when it kept its login)
+// or holds no login.
+func loginAt(path string) (*credFile, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -111,20 +131,20 @@ func Find(environ []string, home string) (*Credential, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read Claude's login: %w", err)
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
 	cf, err := parseFile(path, data)
 	if err != nil || !cf.loggedIn() {
 		return nil, err
 	}
-	st := &state{secret: cf.login.AccessToken, refresh: cf.login.RefreshToken, file: path}
-	if cf.login.ExpiresAt != 0 {
-		st.expires = time.UnixMilli(cf.login.ExpiresAt)
-	}
-	return newCredential(OAuth, path, st), nil
+	return cf, nil
 }
 
 // credFile is the credentials file's JSON, kept whole so that a rewrite keeps
 // every field Claude Code wrote.
 type credFile struct {
+	raw   []byte // the file as read, which a move keeps byte for byte
 	doc   map[string]json.RawMessage
 	oauth map[string]json.RawMessage // doc's claudeAiOauth
 	login struct {
@@ -135,7 +155,7 @@ type credFile struct {
 }
 
 func parseFile(path string, data []byte) (*credFile, error) {
-	cf := &credFile{}
+	cf := &credFile{raw: data}
 	err := json.Unmarshal(data, &cf.doc)
 	if raw := cf.doc["claudeAiOauth"]; err == nil && raw != nil {
 		if err = json.Unmarshal(raw, &cf.oauth); err == nil {
@@ -183,29 +203,23 @@ func (c *Credential) lastError() error {
 	return s.err
 }
 
-// refreshFile renews the login under an exclusive lock on the credentials
-// file, which other launchers take too, and writes the result back into the
-// same inode: the sandbox has a mount on that path, and replacing the file by
-// rename would detach the mount and show the sandbox the new login.
+// refreshFile renews the login under the lock of the kept login's
+// directory, which other launchers take too, and saves the result to a new
+// file renamed over the kept one: no write ever goes into a file that
+// another name may reach, and the rename happens below the directory every
+// sandbox covers, so no cover comes off (ADR 0039).
 func (s *state) refreshFile(rt http.RoundTripper, tokenURL string) error {
-	f, err := os.OpenFile(s.file, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	k, err := openKeeper(s.home)
 	if err != nil {
 		return fmt.Errorf("cannot refresh the login: %w", err)
 	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("cannot lock %s: %w", s.file, err)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return fmt.Errorf("cannot refresh the login: %w", err)
-	}
-	cf, err := parseFile(s.file, data)
+	defer k.close()
+	cf, err := k.take()
 	if err != nil {
 		return err
 	}
-	if !cf.loggedIn() {
-		return fmt.Errorf("%s no longer holds a login; log in again", s.file)
+	if cf == nil {
+		return fmt.Errorf("%s no longer holds a login; log in again", k.keptPath())
 	}
 	if cf.login.ExpiresAt > s.expires.UnixMilli() {
 		// Another process refreshed meanwhile; our refresh token may be spent.
@@ -231,16 +245,7 @@ func (s *state) refreshFile(rt http.RoundTripper, tokenURL string) error {
 	if err != nil {
 		return err
 	}
-	// Padded with spaces to the old length, so that the file is one JSON
-	// document at every moment (a crash mid-way leaves no stray tail to
-	// truncate, and no empty file): the login is never lost to a half write.
-	if n := len(data) - len(out); n > 0 {
-		out = append(out, bytes.Repeat([]byte(" "), n)...)
-	}
-	if _, err := f.WriteAt(out, 0); err != nil {
-		return fmt.Errorf("the login was refreshed but not saved: %w", err)
-	}
-	if err := f.Sync(); err != nil {
+	if err := k.save(out); err != nil {
 		return fmt.Errorf("the login was refreshed but not saved: %w", err)
 	}
 	return nil

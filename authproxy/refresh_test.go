@@ -1,7 +1,6 @@
 package authproxy_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
 // expiringLogin is a file login whose access token expires in d.
@@ -45,14 +46,7 @@ func tokenEndpoint(t *testing.T, status int, body string) (*httptest.Server, *at
 
 func TestRefreshExpiringLogin(t *testing.T) {
 	home := writeLogin(t, expiringLogin(time.Minute))
-	path := filepath.Join(home, ".claude/.credentials.json")
-	if err := os.Chmod(path, 0o640); err != nil {
-		t.Fatal(err)
-	}
-	before, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := filepath.Join(home, layout.KeptLogin)
 	tokens, posts := tokenEndpoint(t, http.StatusOK, `{"token_type":"Bearer","access_token":"new-access","refresh_token":"new-refresh","expires_in":28800,"scope":"user:inference user:profile"}`)
 	up := newUpstream(t, nil)
 	base, srv := startProxy(t, mustFind(t, nil, home), up.URL, tokens.URL)
@@ -84,11 +78,8 @@ func TestRefreshExpiringLogin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !os.SameFile(before, after) {
-		t.Error("the credentials file was replaced, not rewritten in place")
-	}
-	if after.Mode() != before.Mode() {
-		t.Errorf("the file's mode changed from %v to %v", before.Mode(), after.Mode())
+	if after.Mode() != 0o600 {
+		t.Errorf("the kept login's mode is %v, want 0600", after.Mode())
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -144,8 +135,8 @@ func TestRefreshFailureForwardsOldToken(t *testing.T) {
 	if strings.Contains(err.Error(), "old-") {
 		t.Errorf("LastError() shows a token: %v", err)
 	}
-	if data, _ := os.ReadFile(filepath.Join(home, ".claude/.credentials.json")); string(data) != content {
-		t.Errorf("a failed refresh changed the file to %s", data)
+	if data, _ := os.ReadFile(filepath.Join(home, layout.KeptLogin)); string(data) != content {
+		t.Errorf("a failed refresh changed the kept login to %s", data)
 	}
 }
 
@@ -212,33 +203,41 @@ func TestNoRefreshWhileValid(t *testing.T) {
 	}
 }
 
-// TestRefreshNeverShortensTheFile: a refreshed login shorter than the one
-// it replaces is padded with spaces, not followed by a truncate, so that
-// the file is one JSON document at every moment of the write: a crash
-// before a truncate would otherwise leave the new login followed by the
-// old one's tail, which no later launch could parse.
-func TestRefreshNeverShortensTheFile(t *testing.T) {
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, []byte(expiringLogin(-time.Hour)), "", "\t\t\t\t"); err != nil {
+// TestRefreshNeverReachesAnotherName: a refresh saves the new login to a
+// new file renamed over the kept one, so a name the file had before (a hard
+// link a session made) gets nothing of it, and the kept file it replaces is
+// emptied first: the link shows neither the old login nor the new one.
+// Red with the refresh written in place, or without the emptying.
+func TestRefreshNeverReachesAnotherName(t *testing.T) {
+	home := writeLogin(t, expiringLogin(-time.Hour))
+	second := filepath.Join(home, ".claude/second-name")
+	if err := os.Link(filepath.Join(home, layout.CredentialsFile), second); err != nil {
 		t.Fatal(err)
 	}
-	home := writeLogin(t, pretty.String())
-	path := filepath.Join(home, ".claude/.credentials.json")
-	tokens, _ := tokenEndpoint(t, http.StatusOK, `{"access_token":"new","refresh_token":"new-r","expires_in":28800}`)
+	c := mustFind(t, nil, home)
+	if err := c.Keep(); err != nil {
+		t.Fatal(err)
+	}
+	// A name for the kept file itself, as a sandbox that saw its directory
+	// could have made.
+	keptSecond := filepath.Join(home, ".claude/kept-second-name")
+	if err := os.Link(filepath.Join(home, layout.KeptLogin), keptSecond); err != nil {
+		t.Fatal(err)
+	}
+	tokens, posts := tokenEndpoint(t, http.StatusOK, `{"access_token":"new-access","refresh_token":"new-refresh","expires_in":28800}`)
 	up := newUpstream(t, nil)
-	base, _ := startProxy(t, mustFind(t, nil, home), up.URL, tokens.URL)
+	base, srv := startProxy(t, c, up.URL, tokens.URL)
 	send(t, "POST", base+"/v1/messages", bearer(placeholder), strings.NewReader("{}"))
-	after, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	if n := posts.Load(); n != 1 || srv.LastError() != nil {
+		t.Fatalf("%d refreshes, LastError() = %v; want one that succeeds", n, srv.LastError())
 	}
-	if len(after) != pretty.Len() {
-		t.Errorf("the file went from %d to %d bytes; a write in place must keep its length, padding with spaces", pretty.Len(), len(after))
+	for _, name := range []string{second, keptSecond, filepath.Join(home, layout.CredentialsFile)} {
+		if data, err := os.ReadFile(name); err != nil || len(data) != 0 {
+			t.Errorf("%s holds %q (%v); want it empty", name, data, err)
+		}
 	}
-	var doc struct {
-		Login struct{ AccessToken string } `json:"claudeAiOauth"`
-	}
-	if err := json.Unmarshal(after, &doc); err != nil || doc.Login.AccessToken != "new" {
-		t.Errorf("the refreshed file does not parse to the new login (%v): %q", err, after)
+	data, err := os.ReadFile(filepath.Join(home, layout.KeptLogin))
+	if err != nil || !strings.Contains(string(data), `"new-access"`) || !strings.Contains(string(data), "mcp-token") {
+		t.Errorf("the kept login is %q (%v); want the refreshed login and every other field", data, err)
 	}
 }

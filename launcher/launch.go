@@ -27,6 +27,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/doctor"
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/host"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
@@ -160,6 +161,20 @@ func (pr *Prepared) settleProxies(environ []string) error {
 	return nil
 }
 
+// placeLogin puts a file login where this launch's credential mode wants
+// it before any sandbox of the launch exists (ADR 0039): kept outside with
+// one name, which no sandbox sees, or back where Claude Code reads it when
+// it enters.
+func (pr *Prepared) placeLogin() error {
+	if pr.Conf.CredentialMode() == sandbox.CredentialsInside {
+		return authproxy.Release(pr.Launch.Home)
+	}
+	if pr.Credential != nil {
+		return pr.Credential.Keep()
+	}
+	return nil
+}
+
 // Checked is a launch that passed every check made before anything
 // changes, and the processes its sandbox may start.
 type Checked struct {
@@ -195,7 +210,8 @@ func Check(p host.Paths, args, environ []string) (*Checked, error) {
 }
 
 // launch is one launch, in order: every check made before anything
-// changes (Check), the git store's mount points, what only a running
+// changes (Check), the login moved where no sandbox sees it, the git
+// store's mount points, what only a running
 // service or listener tells and the one plan (assemble), the home, the
 // terminal, the services, and the sandbox supervised until Claude ends.
 func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int, error) {
@@ -204,6 +220,9 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 		return 0, err
 	}
 	pr, budget := c.Prepared, c.budget
+	if err := pr.placeLogin(); err != nil {
+		return 0, err
+	}
 	if err := pr.makeMountPoints(); err != nil {
 		return 0, err
 	}
@@ -254,7 +273,8 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 
 // assemble settles what the plan holds that only a running service or
 // listener tells (the background role and its gateway, the credential
-// proxy's port), then assembles the launch's one plan. The launch owns
+// proxy's port), then assembles the launch's one plan, whose held files
+// must each have one name. The launch owns
 // what it returns: the background launch (nil for a plain one) and the
 // credential proxy's listener (nil but in open mode).
 func (pr *Prepared) assemble(r role, environ []string, stderr io.Writer) (bg *bgLaunch, authL net.Listener, err error) {
@@ -276,6 +296,9 @@ func (pr *Prepared) assemble(r role, environ []string, stderr io.Writer) (bg *bg
 		return bg, nil, err
 	}
 	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
+	if err = heldHaveOneName(pr.Plan); err != nil {
+		return bg, authL, err
+	}
 	if bg != nil {
 		err = bg.dirs.hiddenInside(pr.Plan)
 	}
@@ -597,7 +620,8 @@ type homePart struct {
 // the directories only sandboxes see, and where Claude Code's own state is
 // bound from them.
 func homeParts(home string, made sandbox.Made) []homePart {
-	parts := []homePart{{path: filepath.Join(home, ".claude"), dir: true}, {path: filepath.Join(home, ".claude/ide"), dir: true}}
+	parts := []homePart{{path: filepath.Join(home, ".claude"), dir: true}, {path: filepath.Join(home, ".claude/ide"), dir: true},
+		{path: filepath.Join(home, layout.KeptLoginDir), dir: true}}
 	for _, rel := range sandbox.ClaudeReadOnly() {
 		part := homePart{path: filepath.Join(home, rel), dir: true}
 		if sandbox.ClaudeReadOnlyFile(rel) {

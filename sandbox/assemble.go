@@ -32,6 +32,9 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 	p.Private = append(p.Private, p.home(c, s, l, r))
 	p.writable(c, r)
 	p.background(l)
+	// After every bind of the home (a share-home of .claude among them), so
+	// that none lands on top of it.
+	p.add(OpTmpfs, "", filepath.Join(l.Home, layout.KeptLoginDir), RuleKeptLogin, "the login the launcher keeps outside the sandbox: no session sees it by any name, in any mode, and a refreshed login is renamed in below this cover, which stays on (ADR 0039)")
 	if l.OutsideSettings != "" {
 		// Last, so that no bind lands on top of it.
 		p.add(OpRoBind, l.InsideSettings, l.OutsideSettings, RuleInsideSettings,

@@ -94,6 +94,7 @@ func TestAssembleMountOrder(t *testing.T) {
 		"workspace --bind W",
 		"pin --bind W/.git",
 		"protected --ro-bind W/.git/config",
+		"kept-login --tmpfs ~/.claude/claude-sandbox-login",
 		"inside-settings --ro-bind /nonexistent/outside.json",
 		"credentials-file --ro-bind ~/.claude/.credentials.json",
 	}
@@ -326,5 +327,30 @@ func TestLauncherVarsNeverPassed(t *testing.T) {
 			t.Errorf("%s is set twice, or to the caller's value", v.Name)
 		}
 		seen[v.Name] = true
+	}
+}
+
+// TestNothingLandsOnTheKeptLogin: the kept login's cover comes after every
+// mount that could bind its directory again, a share-home of ~/.claude or
+// of the directory itself among them, in every credential mode: no later
+// mount's destination is the directory or above it (ADR 0039). Red with
+// the cover among the home's mounts.
+func TestNothingLandsOnTheKeptLogin(t *testing.T) {
+	kept := "/nonexistent/home/u/.claude/claude-sandbox-login"
+	for _, conf := range []string{
+		"share-home = .claude\n",
+		"share-home = .claude/claude-sandbox-login\n",
+		"share-home = .claude\ncredentials = inside\n",
+	} {
+		p := Assemble(testConf(t, conf), SessionEnv{}, testLaunch(), testResolved())
+		i := slices.IndexFunc(p.Mounts, func(m Mount) bool { return m.Rule == RuleKeptLogin })
+		if i < 0 || p.Mounts[i].Dest != kept || p.Mounts[i].Op != OpTmpfs {
+			t.Fatalf("%q: no tmpfs on %s: %v", conf, kept, mountLines(p))
+		}
+		for _, m := range p.Mounts[i+1:] {
+			if m.Dest == kept || strings.HasPrefix(kept, m.Dest+"/") {
+				t.Errorf("%q: %s %s %s lands on the kept login's cover", conf, m.Rule, m.Op, m.Dest)
+			}
+		}
 	}
 }

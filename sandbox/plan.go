@@ -125,6 +125,15 @@ type Mount struct {
 // Op is a bwrap file-system operation.
 type Op string
 
+// HoldsByPath reports whether the rule's read-only binds hold what the
+// policy names by path (Claude Code's user settings and the programs they
+// run, the workspace's protected paths, the shared home files): each
+// regular file there, or below a directory there, must have one name, or a
+// session writes it by another (ADR 0039).
+func (r Rule) HoldsByPath() bool {
+	return r == RuleClaudeReadOnly || r == RuleProtected || r == RuleShareHome
+}
+
 // ReadOnly reports whether the operation makes a read-only mount.
 func (o Op) ReadOnly() bool { return o == OpRoBind || o == OpRoBindTry }
 
@@ -149,6 +158,7 @@ const (
 	RuleClaudeReadOnly  Rule = "claude-read-only" // what in ~/.claude runs later or outside
 	RuleClaudeOwnState  Rule = "claude-own-state" // what in ~/.claude Claude Code acts on, the workspace's own
 	RuleIDELocks        Rule = "ide-locks"        // the IDE extension's lock files, hidden
+	RuleKeptLogin       Rule = "kept-login"       // the login the launcher keeps, hidden (ADR 0039)
 	RuleShareHome       Rule = "share-home"       // a share-home line
 	RuleSandboxCache    Rule = "sandbox-cache"    // a sandbox-cache line
 	RuleAllowWrite      Rule = "allow-write"      // an allow-write or allow-write-executable line

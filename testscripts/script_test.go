@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -311,7 +312,33 @@ func commands(t *testing.T) map[string]func(ts *testscript.TestScript, neg bool,
 		"serve-upstream-proxy": serveUpstreamProxy,
 		"serve-release":        serveRelease,
 		"serve-standin":        serveStandin,
+		"serve-token-endpoint": serveTokenEndpoint,
 		"hostile":              hostile,
+		"own-copies":           ownCopies,
+	}
+}
+
+// own-copies DIR gives every file in DIR that has other names (the stand-in
+// binaries, hard links of the test binary) a copy of its own: a script
+// whose conf protects DIR holds them, and the launch refuses a held file
+// with another name (ADR 0039).
+func ownCopies(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: own-copies DIR")
+	}
+	entries, err := os.ReadDir(ts.MkAbs(args[0]))
+	ts.Check(err)
+	for _, e := range entries {
+		path := filepath.Join(ts.MkAbs(args[0]), e.Name())
+		fi, err := os.Lstat(path)
+		ts.Check(err)
+		if !fi.Mode().IsRegular() || fi.Sys().(*syscall.Stat_t).Nlink == 1 {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		ts.Check(err)
+		ts.Check(os.WriteFile(path+".copy", data, fi.Mode().Perm()))
+		ts.Check(os.Rename(path+".copy", path))
 	}
 }
 

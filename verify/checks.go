@@ -63,6 +63,7 @@ var checks = []check{
 	// The workspace and the mount table as a whole.
 	{"workspace-writable", workspaceWritable},
 	{"protected-paths-read-only", protectedPathsReadOnly},
+	{"held-files-one-name", heldFilesOneName},
 	{"git-dir-refused", gitDirRefused},
 	{"git-dir-private", gitDirPrivate},
 	{"git-store", gitStore},
@@ -87,6 +88,7 @@ var checks = []check{
 	{"proxy-refuses-metadata", proxyRefusesMetadata},
 	{"credential-placeholder", credentialPlaceholder},
 	{"credential-file-hidden", credentialFileHidden},
+	{"kept-login-hidden", keptLoginHidden},
 }
 
 // firstError returns the first error that is not nil: the fact a check

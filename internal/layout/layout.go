@@ -103,6 +103,14 @@ const (
 	DenialsLog = UserCache + "/denials.log"
 	// CredentialsFile is Claude Code's login, relative to the home.
 	CredentialsFile = ".claude/.credentials.json"
+	// KeptLoginDir is where the launcher keeps the login it found at
+	// CredentialsFile, relative to the home: every sandbox has an empty
+	// tmpfs on it, so no session ever sees the file in it by any name, and
+	// the launcher replaces that file by rename without uncovering it
+	// (ADR 0039).
+	KeptLoginDir = ".claude/claude-sandbox-login"
+	// KeptLogin is the kept login's file, relative to the home.
+	KeptLogin = KeptLoginDir + "/credentials.json"
 )
 
 // BackgroundDir is the directory of the user uid's background services
