@@ -72,6 +72,7 @@ func newServices(pr *Prepared, authL net.Listener, stderr io.Writer) (*services,
 	// The plan states the name rules in the warden's own types.
 	s.rules.Outside, s.rules.Dirs, s.rules.Paths = pr.Plan.OutsideNames, pr.Plan.NameRules, pr.Plan.PathRules
 	s.rules.InNamedDirs, s.rules.InsideOnly, s.rules.CopyThrough = pr.Plan.InNamedDirs, pr.Plan.InsideOnly, pr.Plan.CopyThrough
+	s.rules.GitDirs = pr.Plan.GitDirs
 	if pr.Plan.GitStore != "" {
 		s.rules.GitStore = &warden.GitStore{Dir: pr.Plan.GitStore, Inside: layout.InsideGitStore}
 	}

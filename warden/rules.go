@@ -52,6 +52,11 @@ type Rules struct {
 	// CopyThrough are names of Dirs a copy in the git store is bound on
 	// (ADR 0034): the sandbox may write them while they are that copy.
 	CopyThrough []namerule.CopyThrough
+	// GitDirs are the git directories the outside sees that the launch
+	// found, with their working trees: an index is made there only by a
+	// rename the warden checks, as in every directory named .git (ADR
+	// 0038).
+	GitDirs []namerule.GitDir
 }
 
 // A GitStore is the workspace's directory of git directories made during
@@ -93,10 +98,23 @@ func sameKeys(ruled, names []string) bool {
 	return true
 }
 
-// A dirRule is a namerule.InDir with its directory held open.
+// A dirRule is a namerule.InDir with its directory held open, and the
+// keys of its path and names.
 type dirRule struct {
 	namerule.InDir
-	fd int // O_PATH
+	fd       int // O_PATH
+	keys     []string
+	nameKeys []string
+}
+
+// refuses reports whether the rule refuses the name whose key is key.
+func (r dirRule) refuses(key string) bool {
+	for _, n := range r.nameKeys {
+		if foldname.SameKey(n, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // openDirRules opens the directories of rules, by their identity: two
@@ -119,7 +137,11 @@ func openDirRules(rules []namerule.InDir) (map[fileID]dirRule, error) {
 			d.Names = append(old.Names, d.Names...)
 			fd = old.fd
 		}
-		dirs[id] = dirRule{d, fd}
+		r := dirRule{InDir: d, fd: fd, keys: pathKeys(d.Dir)}
+		for _, n := range d.Names {
+			r.nameKeys = append(r.nameKeys, foldname.Key(n))
+		}
+		dirs[id] = r
 	}
 	return dirs, nil
 }
@@ -150,12 +172,31 @@ func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno
 	if errno != 0 || private {
 		return why, errno
 	}
-	for _, n := range w.outside {
-		if foldname.Same(n.Name, name) {
-			return n.Why, unix.EPERM
-		}
+	if why := w.outsideWhy(foldname.Key(name)); why != "" {
+		return why, unix.EPERM
 	}
 	return "", 0
+}
+
+// outsideWhy says why the name whose key is key is an outside name, or "".
+func (w *Warden) outsideWhy(key string) string {
+	for i, n := range w.outsideKeys {
+		if foldname.SameKey(n, key) {
+			return w.outside[i].Why
+		}
+	}
+	return ""
+}
+
+// dirRuleWhy says why the path whose keys are keys is refused by a
+// directory's rule, compared by path (refusedPath), or "".
+func (w *Warden) dirRuleWhy(keys []string) string {
+	for _, r := range w.dirs {
+		if len(keys) == len(r.keys)+1 && sameKeys(r.keys, keys) && r.refuses(keys[len(keys)-1]) {
+			return r.Why
+		}
+	}
+	return ""
 }
 
 // refuseByRule is refuse without the outside names: the rules of the plan
@@ -169,12 +210,8 @@ func (w *Warden) refuseByRule(dir int, name string, emptyDir bool) (private bool
 	if w.isCopy(fileID{st.Dev, st.Ino}, dir, name) {
 		return false, "", 0 // the sandbox's own copy of what the name holds outside
 	}
-	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok {
-		for _, n := range r.Names {
-			if foldname.Same(n, name) {
-				return false, r.Why, unix.EROFS
-			}
-		}
+	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok && r.refuses(foldname.Key(name)) {
+		return false, r.Why, unix.EROFS
 	}
 	private = w.private[st.Dev]
 	if !private && (len(w.paths) > 0 || len(w.inNamed) > 0 || len(w.onlyMounts) > 0) {
@@ -208,6 +245,10 @@ func (w *Warden) check(r resolved) unix.Errno { return w.checkMake(r, false) }
 func (w *Warden) checkMake(r resolved, emptyDir bool) unix.Errno {
 	var why, path string
 	var errno unix.Errno
+	if why, errno = w.refuseIndex(r); errno != 0 {
+		w.refused(w.pathOf(r), why)
+		return errno
+	}
 	if r.dir >= 0 {
 		why, errno = w.refuse(r.dir, r.name, emptyDir)
 		if errno != 0 {
@@ -240,6 +281,14 @@ func (w *Warden) checkRule(r resolved) unix.Errno {
 		w.Refused(fdPath(r.dir)+"/"+r.name, why)
 	}
 	return errno
+}
+
+// pathOf is the path r names, as the sandbox sees it.
+func (w *Warden) pathOf(r resolved) string {
+	if r.dir < 0 {
+		return fdPath(r.file)
+	}
+	return fdPath(r.dir) + "/" + r.name
 }
 
 // ruledFile checks a file reached through /proc (a process's fd/N), whose
@@ -275,7 +324,11 @@ func (w *Warden) ruledFile(fd int) (string, unix.Errno) {
 // its name (git's own in a ".git" directory), or "". onTheWay reports a p that only leads to a path rule's
 // path: there an empty directory may be made, and nothing else.
 func (w *Warden) underPathRule(p string) (why string, onTheWay bool) {
-	keys := pathKeys(p)
+	return w.underPathKeys(pathKeys(p))
+}
+
+// underPathKeys is underPathRule for the keys of a path's components.
+func (w *Warden) underPathKeys(keys []string) (why string, onTheWay bool) {
 	for _, r := range w.paths {
 		if len(keys) >= len(r.keys) && sameKeys(r.keys, keys[:len(r.keys)]) {
 			return r.Why, false

@@ -1,0 +1,363 @@
+package warden
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
+	"github.com/claude-sandbox/claude-sandbox/internal/gitindex"
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
+	"golang.org/x/sys/unix"
+)
+
+// git outside writes into the working tree whatever an index lists, with
+// none of the checks it makes on a tree (ADR 0038). In a git directory the
+// outside sees, a file becomes an index (index, sharedindex.<hash>) only
+// by a rename the warden carries out: it reads what is renamed, checks
+// every path listed, and copies it into a file of its own that it renames
+// into place, which no task holds open. Every other way to make or write
+// such a name is refused.
+
+// carryPrefix begins the name of the warden's own copy on its way into
+// place; it is an index name too, so no task can open it meanwhile.
+const carryPrefix = "index.checked-"
+
+const whyIndex = "git outside writes into the working tree whatever an index lists: one is made only by a rename the warden checks (ADR 0038)"
+
+// indexName reports whether name is one git reads as an index in its git
+// directory, in any spelling: the index, a shared index, or the warden's
+// copy on its way. shared reports a shared index.
+func indexName(name string) (index, shared bool) {
+	if foldname.Same("index", name) {
+		return true, false
+	}
+	key := foldname.Key(name)
+	if strings.HasPrefix(key, "sharedindex.") {
+		return true, true
+	}
+	return strings.HasPrefix(key, carryPrefix), false
+}
+
+// A gitDirRule is a namerule.GitDir by its directory's identity.
+type gitDirRule struct {
+	tops []string
+}
+
+func openGitDirs(dirs []namerule.GitDir) map[fileID]gitDirRule {
+	out := map[fileID]gitDirRule{}
+	for _, d := range dirs {
+		var st unix.Stat_t
+		if unix.Stat(d.Dir, &st) != nil {
+			continue // gone since the launch: a .git made again is found by its name
+		}
+		tops := d.Tops
+		if len(tops) == 0 {
+			tops = []string{""}
+		}
+		out[fileID{st.Dev, st.Ino}] = gitDirRule{tops}
+	}
+	return out
+}
+
+// indexTops reports whether the directory dir is a git directory the
+// outside sees, and the working trees git outside uses it from: one the
+// launch found, or any directory named .git in any spelling (a repository
+// made outside during the session), whose top is where it lies.
+func (w *Warden) indexTops(dir int) ([]string, bool) {
+	var st unix.Stat_t
+	if unix.Fstat(dir, &st) != nil {
+		return []string{""}, true // cannot tell: checked as one
+	}
+	if w.private[st.Dev] {
+		return nil, false
+	}
+	p := fdPath(dir)
+	if w.onInsideOnly(p, dir) {
+		return nil, false
+	}
+	if g, ok := w.gitDirs[fileID{st.Dev, st.Ino}]; ok {
+		return g.tops, true
+	}
+	if foldname.Same(".git", filepath.Base(p)) {
+		return []string{filepath.Dir(p)}, true
+	}
+	return nil, false
+}
+
+// refuseIndex refuses r when it names an index in a git directory the
+// outside sees: nothing but the warden's carried rename may make or write
+// one.
+func (w *Warden) refuseIndex(r resolved) (string, unix.Errno) {
+	if r.dir < 0 {
+		p := fdPath(r.file)
+		if index, _ := indexName(filepath.Base(p)); !index {
+			return "", 0
+		}
+		dir, err := unix.Openat2(w.root, strings.TrimPrefix(filepath.Dir(p), "/"), &unix.OpenHow{
+			Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS,
+		})
+		if err != nil {
+			return whyIndex, unix.EPERM
+		}
+		defer unix.Close(dir)
+		r = resolved{dir: dir, name: filepath.Base(p), file: -1}
+	}
+	if index, _ := indexName(r.name); !index {
+		return "", 0
+	}
+	if _, ok := w.indexTops(r.dir); !ok {
+		return "", 0
+	}
+	return whyIndex, unix.EPERM
+}
+
+// renameIndex carries out a rename whose target is an index in a git
+// directory the outside sees (carryIndex), and reports whether it did.
+// The warden's own copy's name is refused as a target, as any write of it.
+func (w *Warden) renameIndex(from, to resolved, flags uint64) (bool, unix.Errno) {
+	if to.dir < 0 {
+		return false, 0
+	}
+	index, shared := indexName(to.name)
+	if !index || strings.HasPrefix(foldname.Key(to.name), carryPrefix) {
+		return false, 0
+	}
+	tops, ok := w.indexTops(to.dir)
+	if !ok {
+		return false, 0
+	}
+	if e := w.checkRule(from); e != 0 {
+		return true, e
+	}
+	return true, w.carryIndex(from, to, flags, tops, shared)
+}
+
+// carryIndex carries out a rename of from over to, a name git reads as an
+// index in a git directory the outside sees (tops): from's content is
+// checked (checkIndex), then copied into a new file the warden renames
+// over to, and from is removed, as git expects of its rename of
+// index.lock. A task may hold from open and write on after the check;
+// nothing reaches the copy.
+func (w *Warden) carryIndex(from, to resolved, flags uint64, tops []string, shared bool) unix.Errno {
+	path := fdPath(to.dir) + "/" + to.name
+	if flags&^unix.RENAME_NOREPLACE != 0 || from.dir < 0 {
+		w.refused(path, whyIndex)
+		return unix.EPERM
+	}
+	if mounted, err := mountPoint(to); err != nil || mounted {
+		return unix.EBUSY
+	}
+	data, mode, e := readRegular(from)
+	if e != 0 {
+		return e
+	}
+	if err := w.checkIndex(to.dir, data, tops, shared); err != nil {
+		w.refused(path, "an index that "+err.Error()+": git outside would write it into the working tree (ADR 0038)")
+		return unix.EPERM
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return unix.EIO
+	}
+	tmp := carryPrefix + hex.EncodeToString(b[:])
+	fd, err := unix.Openat(to.dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return errnoOf(err)
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(os.FileMode(mode & 0o777))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat2(to.dir, tmp, to.dir, to.name, uint(flags))
+	}
+	if err != nil {
+		unix.Unlinkat(to.dir, tmp, 0)
+		return errnoOf(err)
+	}
+	return errnoOf(unix.Unlinkat(from.dir, from.name, 0))
+}
+
+func (w *Warden) refused(path, why string) {
+	if w.Refused != nil {
+		w.Refused(path, why)
+	}
+}
+
+// readRegular reads the regular file r names, without following a link.
+func readRegular(r resolved) ([]byte, uint32, unix.Errno) {
+	fd, err := unix.Openat(r.dir, r.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, errnoOf(err)
+	}
+	f := os.NewFile(uintptr(fd), r.name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, 0, errnoOf(err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, 0, unix.EISDIR
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, 0, errnoOf(err)
+	}
+	return data, st.Mode, 0
+}
+
+// checkIndex checks data, about to become an index of the git directory
+// dir, used from tops: git must accept every path it lists, and none may
+// be a path the sandbox itself could not write below a top
+// (refusedPath). A split index that makes a shared entry a symbolic link
+// has its shared index, beside it, checked for that too.
+func (w *Warden) checkIndex(dir int, data []byte, tops []string, shared bool) error {
+	hashSize, err := w.hashSize(dir)
+	if err != nil {
+		return err
+	}
+	keys := make([][]string, len(tops))
+	for i, t := range tops {
+		if t != "" {
+			keys[i] = pathKeys(t)
+		}
+	}
+	ix, err := gitindex.Check(data, hashSize, shared, func(rel string) string {
+		for _, k := range keys {
+			if why := w.refusedPath(k, rel); why != "" {
+				return why
+			}
+		}
+		return ""
+	})
+	if err != nil {
+		return err
+	}
+	if !ix.LinkReplacement {
+		return nil
+	}
+	sharedData, _, e := readRegular(resolved{dir: dir, name: "sharedindex." + ix.Shared, file: -1})
+	if e != 0 {
+		return fmt.Errorf("names a shared index that cannot be read: %v", e)
+	}
+	return ix.CheckReplaced(sharedData, hashSize)
+}
+
+// hashSize is the size of the object IDs of the repository whose git
+// directory is dir, as git outside reads it: from the configuration of its
+// common directory, or, where that is the sandbox's copy, the copy as the
+// launch read it (the sandbox may write the copy).
+func (w *Warden) hashSize(dir int) (int, error) {
+	common := dir
+	if b, _, e := readRegular(resolved{dir: dir, name: "commondir", file: -1}); e == 0 {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(fdPath(dir), c)
+		}
+		fd, err := unix.Openat2(w.root, strings.TrimPrefix(filepath.Clean(c), "/"), &unix.OpenHow{
+			Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT,
+		})
+		if err != nil {
+			return 0, fmt.Errorf("is in a git directory whose common directory %s cannot be opened", c)
+		}
+		defer unix.Close(fd)
+		common = fd
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(common, &st); err != nil {
+		return 0, err
+	}
+	var config []byte
+	if c, ok := w.copies[fileID{st.Dev, st.Ino}]; ok && c.name == "config" && c.launch != "" {
+		b, err := os.ReadFile(c.launch)
+		if err != nil {
+			return 0, err
+		}
+		config = b
+	} else {
+		b, _, e := readRegular(resolved{dir: common, name: "config", file: -1})
+		if e != 0 && e != unix.ENOENT {
+			return 0, fmt.Errorf("is in a git directory whose config cannot be read: %v", e)
+		}
+		config = b
+	}
+	return objectFormat(config)
+}
+
+// objectFormat is the hash size of the object format a repository's
+// configuration names (extensions.objectFormat; SHA-1 without one). git
+// reads the repository's format from its own config file alone, with no
+// include; any value but sha1 and sha256, or both, is refused.
+func objectFormat(config []byte) (int, error) {
+	size := 0
+	sc := bufio.NewScanner(bytes.NewReader(config))
+	sc.Buffer(nil, len(config)+1)
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(key), "objectformat") {
+			continue
+		}
+		value, _, _ = strings.Cut(value, "#")
+		value, _, _ = strings.Cut(value, ";")
+		var s int
+		switch strings.ToLower(strings.Trim(strings.TrimSpace(value), `"`)) {
+		case "sha1":
+			s = gitindex.SHA1
+		case "sha256":
+			s = gitindex.SHA256
+		default:
+			return 0, errors.New("is in a repository of an object format this check does not know")
+		}
+		if size != 0 && size != s {
+			return 0, errors.New("is in a repository whose configuration names two object formats")
+		}
+		size = s
+	}
+	if size == 0 {
+		size = gitindex.SHA1
+	}
+	return size, sc.Err()
+}
+
+// refusedPath says why the sandbox may not write rel, a path an index
+// lists, below the working tree whose path's keys are top (nil when the
+// launch could not tell the top): the rules the warden applies to every
+// name the sandbox makes (an outside name at any depth, a name refused in
+// a directory of its name, a protected path, a directory's refused
+// names), on the path as a working tree on any file system would take it
+// (a backslash separates on one bound from Windows). "" for none.
+func (w *Warden) refusedPath(top []string, rel string) string {
+	comps := strings.FieldsFunc(rel, func(r rune) bool { return r == '/' || r == '\\' })
+	keys := make([]string, len(comps))
+	for i, c := range comps {
+		keys[i] = foldname.Key(c)
+		if why := w.outsideWhy(keys[i]); why != "" {
+			return why
+		}
+	}
+	if top == nil {
+		for i := 0; i+1 < len(keys); i++ {
+			if why := w.namedWhy(keys[i], keys[i+1]); why != "" {
+				return why
+			}
+		}
+		return ""
+	}
+	full := append(append(make([]string, 0, len(top)+len(keys)), top...), keys...)
+	if why, _ := w.underPathKeys(full); why != "" {
+		return why
+	}
+	return w.dirRuleWhy(full)
+}
