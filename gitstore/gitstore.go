@@ -378,12 +378,12 @@ func (a *Adoption) copyData(from, to string) error {
 	}); err != nil {
 		return err
 	}
-	for _, part := range []string{"objects", "logs", "index"} {
+	for _, part := range []string{"objects", "logs"} {
 		if err := a.copyTree(from, to, part, nil); err != nil {
 			return err
 		}
 	}
-	return nil
+	return a.copyIndex(from, to)
 }
 
 // readPlain reads a file of the store, which must be a plain file: a

@@ -361,3 +361,17 @@ func (w *Warden) refusedPath(top []string, rel string) string {
 	}
 	return w.dirRuleWhy(full)
 }
+
+// CheckIndex checks data, an index of the object format whose hashes are
+// hashSize bytes, as the warden checks one renamed into place, for a
+// program outside a session (adopt): git must accept every path listed,
+// and none may hold an outside name or a name refused in a directory of
+// its name (the rules that need no session's plan). It returns what was
+// read, for a split index to have its shared index checked too.
+func CheckIndex(data []byte, hashSize int, shared bool, outside []namerule.Outside, inNamed []namerule.InNamedDir) (*gitindex.Index, error) {
+	w := &Warden{outside: outside, inNamed: inNamedDirs(inNamed)}
+	for _, n := range outside {
+		w.outsideKeys = append(w.outsideKeys, foldname.Key(n.Name))
+	}
+	return gitindex.Check(data, hashSize, shared, func(rel string) string { return w.refusedPath(nil, rel) })
+}
