@@ -3,6 +3,7 @@ package warden
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -228,15 +229,17 @@ func (w *Warden) checkIndex(dir int, data []byte, tops []string, shared bool) er
 	if err != nil {
 		return err
 	}
-	keys := make([][]string, len(tops))
+	checks := make([]func(string) string, len(tops))
 	for i, t := range tops {
+		var keys []string
 		if t != "" {
-			keys[i] = pathKeys(t)
+			keys = pathKeys(t)
 		}
+		checks[i] = w.pathChecker(keys)
 	}
 	ix, err := gitindex.Check(data, hashSize, shared, func(rel string) string {
-		for _, k := range keys {
-			if why := w.refusedPath(k, rel); why != "" {
+		for _, check := range checks {
+			if why := check(rel); why != "" {
 				return why
 			}
 		}
@@ -331,35 +334,139 @@ func objectFormat(config []byte) (int, error) {
 	return size, sc.Err()
 }
 
+// keyOutside keys the outside names, for refusedPath and refuse.
+func (w *Warden) keyOutside() {
+	w.outsideByKey = map[string]string{}
+	for _, n := range w.outside {
+		k := foldname.Key(n.Name)
+		w.outsideKeys = append(w.outsideKeys, k)
+		if _, ok := w.outsideByKey[k]; !ok {
+			w.outsideByKey[k] = n.Why
+		}
+	}
+}
+
 // refusedPath says why the sandbox may not write rel, a path an index
 // lists, below the working tree whose path's keys are top (nil when the
 // launch could not tell the top): the rules the warden applies to every
 // name the sandbox makes (an outside name at any depth, a name refused in
-// a directory of its name, a protected path, a directory's refused
-// names), on the path as a working tree on any file system would take it
-// (a backslash separates on one bound from Windows). "" for none.
+// a directory of its name, a protected path and the way to it, a
+// directory's refused names), on the path as a working tree on any file
+// system would take it (a backslash separates on one bound from Windows).
+// "" for none.
 func (w *Warden) refusedPath(top []string, rel string) string {
-	comps := strings.FieldsFunc(rel, func(r rune) bool { return r == '/' || r == '\\' })
-	keys := make([]string, len(comps))
-	for i, c := range comps {
-		keys[i] = foldname.Key(c)
-		if why := w.outsideWhy(keys[i]); why != "" {
-			return why
+	return w.pathChecker(top)(rel)
+}
+
+// A seenDir is what refusedPath found of a directory an index's paths lie
+// in: why it is refused, else its view and the directories' rules for it.
+type seenDir struct {
+	why string
+	// onTheWay is why a file may not be there: it is on the way to a
+	// protected path, where only a directory may be.
+	onTheWay string
+	view     pathView
+	keys     []string // of its path from the root; nil below an unknown top
+	rules    []dirRule
+}
+
+// pathChecker is refusedPath for the paths below one top, each directory
+// worked out once: an index lists its paths in order, many in a
+// directory.
+func (w *Warden) pathChecker(top []string) func(rel string) string {
+	seen := map[string]*seenDir{}
+	root := &seenDir{}
+	if top != nil {
+		root.view = pathView{through: w.paths}
+		for _, k := range top {
+			root.view = w.step(root.view, k)
+		}
+		if why, onTheWay := root.view.verdict(); !onTheWay {
+			root.why = why
+		}
+		root.keys = top
+		root.rules = w.dirRulesOf(top)
+	}
+	var dirOf func(dir string) *seenDir
+	dirOf = func(dir string) *seenDir {
+		if dir == "" {
+			return root
+		}
+		if d, ok := seen[dir]; ok {
+			return d
+		}
+		parent, name := splitLast(dir)
+		d := w.enter(dirOf(parent), foldname.Key(name))
+		seen[dir] = d
+		return d
+	}
+	return func(rel string) string {
+		dir, name := splitLast(rel)
+		why, onTheWay, _ := w.entry(dirOf(dir), foldname.Key(name))
+		return cmp.Or(why, onTheWay)
+	}
+}
+
+// enter is what refusedPath finds of the directory whose key is key in
+// the directory d.
+func (w *Warden) enter(d *seenDir, key string) *seenDir {
+	if d.why != "" {
+		return d
+	}
+	e := &seenDir{}
+	e.why, e.onTheWay, e.view = w.entry(d, key)
+	if d.keys != nil {
+		e.keys = append(d.keys[:len(d.keys):len(d.keys)], key)
+		e.rules = w.dirRulesOf(e.keys)
+	}
+	return e
+}
+
+// entry says why the entry whose key is key in the directory d is
+// refused: as d is, as an outside name, by d's directories' rules, or by
+// the path rules and named directories, whose view of it is returned. On
+// the way to a protected path only a directory may be, as for the
+// sandbox: onTheWay says why a file may not.
+func (w *Warden) entry(d *seenDir, key string) (why, onTheWay string, view pathView) {
+	if d.why != "" {
+		return d.why, "", d.view
+	}
+	if why := w.outsideWhy(key); why != "" {
+		return why, "", view
+	}
+	for _, r := range d.rules {
+		if r.refuses(key) {
+			return r.Why, "", view
 		}
 	}
-	if top == nil {
-		for i := 0; i+1 < len(keys); i++ {
-			if why := w.namedWhy(keys[i], keys[i+1]); why != "" {
-				return why
-			}
+	view = w.step(d.view, key)
+	why, on := view.verdict()
+	if on {
+		return "", why, view
+	}
+	return why, "", view
+}
+
+// dirRulesOf are the directories' rules whose directory's path has the
+// keys keys.
+func (w *Warden) dirRulesOf(keys []string) []dirRule {
+	var out []dirRule
+	for _, r := range w.dirs {
+		if len(r.keys) == len(keys) && sameKeys(r.keys, keys) {
+			out = append(out, r)
 		}
-		return ""
 	}
-	full := append(append(make([]string, 0, len(top)+len(keys)), top...), keys...)
-	if why, _ := w.underPathKeys(full); why != "" {
-		return why
+	return out
+}
+
+// splitLast splits a path an index lists at its last separator (a slash,
+// or a backslash, which separates on a file system bound from Windows).
+func splitLast(p string) (dir, name string) {
+	i := strings.LastIndexAny(p, `/\`)
+	if i < 0 {
+		return "", p
 	}
-	return w.dirRuleWhy(full)
+	return p[:i], p[i+1:]
 }
 
 // CheckIndex checks data, an index of the object format whose hashes are
@@ -370,8 +477,6 @@ func (w *Warden) refusedPath(top []string, rel string) string {
 // read, for a split index to have its shared index checked too.
 func CheckIndex(data []byte, hashSize int, shared bool, outside []namerule.Outside, inNamed []namerule.InNamedDir) (*gitindex.Index, error) {
 	w := &Warden{outside: outside, inNamed: inNamedDirs(inNamed)}
-	for _, n := range outside {
-		w.outsideKeys = append(w.outsideKeys, foldname.Key(n.Name))
-	}
-	return gitindex.Check(data, hashSize, shared, func(rel string) string { return w.refusedPath(nil, rel) })
+	w.keyOutside()
+	return gitindex.Check(data, hashSize, shared, w.pathChecker(nil))
 }

@@ -2,6 +2,7 @@ package warden
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,6 +190,36 @@ func TestIndexCarried(t *testing.T) {
 	}
 }
 
+// TestRefusedPath: a path an index lists is refused as the sandbox's own
+// writes would be, below a known top, or only by the rules that need
+// none.
+func TestRefusedPath(t *testing.T) {
+	ws, w, _ := indexWardenCase(t)
+	for rel, refused := range map[string]bool{
+		"tools/toolchain":               true,
+		"tools/TOOLCHAIN/x":             true, // below a refused name
+		"ok/held":                       true,
+		"ok/held/deep":                  true,
+		"ok":                            true, // a file on the way to a protected path
+		"ok/other":                      false,
+		".claude/settings.local.json":   true,
+		"a/.claude/Settings.Local.JSON": true,
+		"a\\.envrc":                     true, // a backslash separates on Windows
+		"a/b/.ENVRC.":                   true,
+		"a/b/c":                         false,
+		"tools/x":                       false,
+	} {
+		if got := w.refusedPath(pathKeys(ws), rel); (got != "") != refused {
+			t.Errorf("refusedPath(%q) = %q, want refused %v", rel, got, refused)
+		}
+	}
+	for rel, refused := range map[string]bool{".claude/settings.local.json": true, "x/.envrc": true, "ok/held": false, "tools/toolchain": false} {
+		if got := w.refusedPath(nil, rel); (got != "") != refused {
+			t.Errorf("refusedPath(%q) below no known top = %q, want refused %v", rel, got, refused)
+		}
+	}
+}
+
 // TestIndexObjectFormat: the object format comes from the repository's
 // configuration, and from the launch's copy where the sandbox writes its
 // own.
@@ -219,5 +250,66 @@ func TestIndexObjectFormat(t *testing.T) {
 	w.copies = map[fileID]copyThrough{{st.Dev, st.Ino}: {name: "config", launch: launch}}
 	if got, err := w.hashSize(openPath(t, gitDir)); got != 32 || err != nil {
 		t.Errorf("hashSize with the launch's copy = %d, %v; want 32", got, err)
+	}
+}
+
+// BenchmarkCheckIndex is the check of an index of 100,000 entries, as
+// git add renames one into place in a large repository: read, every path
+// verified, and every path against rules as many as the policy's (15
+// outside names, 8 named directories with 26 names, 12 protected paths, 4
+// directories' rules). The index is git's own (git update-index).
+func BenchmarkCheckIndex(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("no git")
+	}
+	ws := b.TempDir()
+	var list strings.Builder
+	const blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+	for i := 0; i < 100000; i++ {
+		fmt.Fprintf(&list, "100644 %s\tsrc/module%03d/pkg%02d/internal/file%05d.go\n", blob, i/1000, i/100%10, i)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"update-index", "--index-info"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = ws
+		cmd.Stdin = strings.NewReader(list.String())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(ws, ".git", "index"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rules := Rules{}
+	for i := 0; i < 15; i++ {
+		rules.Outside = append(rules.Outside, namerule.Outside{Name: fmt.Sprintf(".outside%d", i), Why: "x"})
+	}
+	for i := 0; i < 8; i++ {
+		d := namerule.InNamedDir{Dir: fmt.Sprintf(".named%d", i), Why: "x"}
+		for j := 0; j < 4; j++ {
+			d.Names = append(d.Names, fmt.Sprintf("entry%d", j))
+		}
+		rules.InNamedDirs = append(rules.InNamedDirs, d)
+	}
+	for i := 0; i < 12; i++ {
+		rules.Paths = append(rules.Paths, namerule.Path{Path: filepath.Join(ws, fmt.Sprintf(".protected%d/file", i)), Why: "x"})
+	}
+	for i := 0; i < 4; i++ {
+		dir := filepath.Join(ws, fmt.Sprintf("ruled%d", i))
+		os.Mkdir(dir, 0o755)
+		rules.Dirs = append(rules.Dirs, namerule.InDir{Dir: dir, Names: []string{"a", "b"}, Why: "x"})
+	}
+	w, err := New(-1, rules)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.root, _ = unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dir, _ := unix.Open(filepath.Join(ws, ".git"), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := w.checkIndex(dir, data, []string{ws}, false); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

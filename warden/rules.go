@@ -180,6 +180,9 @@ func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno
 
 // outsideWhy says why the name whose key is key is an outside name, or "".
 func (w *Warden) outsideWhy(key string) string {
+	if foldname.Exact(key) {
+		return w.outsideByKey[key]
+	}
 	for i, n := range w.outsideKeys {
 		if foldname.SameKey(n, key) {
 			return w.outside[i].Why
@@ -329,20 +332,58 @@ func (w *Warden) underPathRule(p string) (why string, onTheWay bool) {
 
 // underPathKeys is underPathRule for the keys of a path's components.
 func (w *Warden) underPathKeys(keys []string) (why string, onTheWay bool) {
-	for _, r := range w.paths {
-		if len(keys) >= len(r.keys) && sameKeys(r.keys, keys[:len(r.keys)]) {
-			return r.Why, false
-		}
+	v := pathView{through: w.paths}
+	for _, k := range keys {
+		v = w.step(v, k)
 	}
-	for i := 0; i+1 < len(keys); i++ {
-		if why := w.namedWhy(keys[i], keys[i+1]); why != "" {
-			return why, false
-		}
+	return v.verdict()
+}
+
+// A pathView is what the path rules and the named directories' rules say
+// of a path, taken one component at a time (step): why it is refused (it
+// is at or below a path rule's path, or holds an entry a directory of its
+// name refuses), else the path rules whose paths lie below it.
+type pathView struct {
+	why     string
+	last    string // the key of its last component, "" for none
+	depth   int
+	through []pathRule
+}
+
+// step is the view of the entry whose key is key in the directory v is
+// the view of.
+func (w *Warden) step(v pathView, key string) pathView {
+	if v.why != "" {
+		return v
 	}
-	for _, r := range w.paths {
-		if len(keys) < len(r.keys) && sameKeys(r.keys[:len(keys)], keys) {
-			return r.Why, true
+	out := pathView{last: key, depth: v.depth + 1}
+	if v.depth > 0 {
+		out.why = w.namedWhy(v.last, key)
+	}
+	for _, r := range v.through {
+		if !foldname.SameKey(r.keys[v.depth], key) {
+			continue
 		}
+		if len(r.keys) == out.depth {
+			out.why = r.Why
+			return out
+		}
+		out.through = append(out.through, r)
+	}
+	if out.why != "" {
+		out.through = nil
+	}
+	return out
+}
+
+// verdict is why the path viewed is refused, with onTheWay set for a
+// path that only leads to a path rule's path.
+func (v pathView) verdict() (why string, onTheWay bool) {
+	if v.why != "" {
+		return v.why, false
+	}
+	if len(v.through) > 0 {
+		return v.through[0].Why, true
 	}
 	return "", false
 }

@@ -23,7 +23,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
 	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
 )
@@ -38,12 +37,14 @@ type Warden struct {
 	rootMu  sync.Mutex
 	root    int
 	outside []namerule.Outside
-	// outsideKeys are the keys of outside's names (foldname.Key).
-	outsideKeys []string
-	private     map[uint64]bool
-	dirs        map[fileID]dirRule
-	paths       []pathRule
-	inNamed     map[string]map[string]string // directory name, then entry name, both as keys (foldname.Key): why
+	// outsideKeys are the keys of outside's names (foldname.Key), and
+	// outsideByKey their reasons by key.
+	outsideKeys  []string
+	outsideByKey map[string]string
+	private      map[uint64]bool
+	dirs         map[fileID]dirRule
+	paths        []pathRule
+	inNamed      map[string]map[string]string // directory name, then entry name, both as keys (foldname.Key): why
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
 	Refused func(path, why string)
@@ -81,9 +82,7 @@ func New(listener int, r Rules) (*Warden, error) {
 		w.siblings = s
 	}
 	w.inNamed = inNamedDirs(r.InNamedDirs)
-	for _, n := range r.Outside {
-		w.outsideKeys = append(w.outsideKeys, foldname.Key(n.Name))
-	}
+	w.keyOutside()
 	w.gitDirs = openGitDirs(r.GitDirs)
 	if r.GitStore != nil {
 		s, err := openGitStore(*r.GitStore)
