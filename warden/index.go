@@ -37,10 +37,10 @@ const whyIndex = "git outside writes into the working tree whatever an index lis
 // directory, in any spelling: the index, a shared index, or the warden's
 // copy on its way. shared reports a shared index.
 func indexName(name string) (index, shared bool) {
-	if foldname.Same("index", name) {
+	key := foldname.Key(name)
+	if foldname.SameKey("index", key) {
 		return true, false
 	}
-	key := foldname.Key(name)
 	if strings.HasPrefix(key, "sharedindex.") {
 		return true, true
 	}
