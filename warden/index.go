@@ -156,7 +156,7 @@ func (w *Warden) carryIndex(from, to resolved, flags uint64, tops []string, shar
 	if mounted, err := mountPoint(to); err != nil || mounted {
 		return unix.EBUSY
 	}
-	data, mode, e := readRegular(from)
+	data, mode, e := readRegular(from, maxIndex)
 	if e != 0 {
 		return e
 	}
@@ -197,8 +197,14 @@ func (w *Warden) refused(path, why string) {
 	}
 }
 
-// readRegular reads the regular file r names, without following a link.
-func readRegular(r resolved) ([]byte, uint32, unix.Errno) {
+// maxIndex is the largest index the warden reads: 1 GiB, ten times
+// git's for ten million files. A larger file is refused (EFBIG) rather
+// than read into the launcher's memory.
+const maxIndex = 1 << 30
+
+// readRegular reads the regular file r names, of at most max bytes,
+// without following a link.
+func readRegular(r resolved, max int64) ([]byte, uint32, unix.Errno) {
 	fd, err := unix.Openat(r.dir, r.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, 0, errnoOf(err)
@@ -212,7 +218,13 @@ func readRegular(r resolved) ([]byte, uint32, unix.Errno) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, 0, unix.EISDIR
 	}
-	data, err := io.ReadAll(f)
+	if st.Size > max {
+		return nil, 0, unix.EFBIG
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if int64(len(data)) > max {
+		return nil, 0, unix.EFBIG
+	}
 	if err != nil {
 		return nil, 0, errnoOf(err)
 	}
@@ -251,12 +263,16 @@ func (w *Warden) checkIndex(dir int, data []byte, tops []string, shared bool) er
 	if !ix.LinkReplacement {
 		return nil
 	}
-	sharedData, _, e := readRegular(resolved{dir: dir, name: "sharedindex." + ix.Shared, file: -1})
+	sharedData, _, e := readRegular(resolved{dir: dir, name: "sharedindex." + ix.Shared, file: -1}, maxIndex)
 	if e != 0 {
 		return fmt.Errorf("names a shared index that cannot be read: %v", e)
 	}
 	return ix.CheckReplaced(sharedData, hashSize)
 }
+
+// maxConfig is the most the warden reads of a git directory's commondir
+// or config.
+const maxConfig = 16 << 20
 
 // hashSize is the size of the object IDs of the repository whose git
 // directory is dir, as git outside reads it: from the configuration of its
@@ -264,7 +280,7 @@ func (w *Warden) checkIndex(dir int, data []byte, tops []string, shared bool) er
 // launch read it (the sandbox may write the copy).
 func (w *Warden) hashSize(dir int) (int, error) {
 	common := dir
-	if b, _, e := readRegular(resolved{dir: dir, name: "commondir", file: -1}); e == 0 {
+	if b, _, e := readRegular(resolved{dir: dir, name: "commondir", file: -1}, maxConfig); e == 0 {
 		c := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(fdPath(dir), c)
@@ -290,7 +306,7 @@ func (w *Warden) hashSize(dir int) (int, error) {
 		}
 		config = b
 	} else {
-		b, _, e := readRegular(resolved{dir: common, name: "config", file: -1})
+		b, _, e := readRegular(resolved{dir: common, name: "config", file: -1}, maxConfig)
 		if e != 0 && e != unix.ENOENT {
 			return 0, fmt.Errorf("is in a git directory whose config cannot be read: %v", e)
 		}

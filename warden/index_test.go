@@ -136,6 +136,15 @@ func TestIndexCarried(t *testing.T) {
 		t.Error("a refused index changed the index")
 	}
 
+	// A file larger than any index is not read into the launcher.
+	huge := put("huge", nil)
+	if err := os.Truncate(filepath.Join(gitDir, "huge"), maxIndex+1); err != nil {
+		t.Fatal(err)
+	}
+	if carried, e := w.renameIndex(huge, to, 0); !carried || e != unix.EFBIG {
+		t.Errorf("a file of 1 GiB and a byte: carried %v, %v; want EFBIG", carried, e)
+	}
+
 	// No way but the carried rename makes or writes an index: an open
 	// for writing or a new name (check), a truncation, a link to it or of
 	// it, a symbolic link by its name, a rename to the warden's own
