@@ -18,8 +18,9 @@ import (
 // one (to), checked as the warden checks an index a session renames into
 // place (ADR 0038): git outside writes into the working tree whatever it
 // lists, so every path must be one git itself would check out and hold no
-// name the sandbox is refused anywhere. A split index's shared index is
-// carried and checked with it. The index is checked, not rebuilt from the
+// name the sandbox is refused anywhere, unless the working tree's file
+// there holds that very entry. A split index is checked merged with its
+// shared index, which is carried with it. The index is checked, not rebuilt from the
 // tree: what a session staged and did not commit stays staged, and a tree
 // lists what the checked index would refuse as well.
 func (a *Adoption) copyIndex(from, to string) error {
@@ -36,26 +37,20 @@ func (a *Adoption) copyIndex(from, to string) error {
 		return err
 	}
 	outside, named := sandbox.NameRules()
-	ix, err := warden.CheckIndex(data, hashSize, false, outside, named)
+	read := func(name string) ([]byte, error) { return readPlain(filepath.Join(from, name)) }
+	ix, err := warden.CheckIndex(data, hashSize, read, a.Dir, outside, named)
 	if err != nil {
 		return fmt.Errorf("%s: %v; adopt carries no index git outside would write from; unstage those paths inside (git rm --cached) and adopt again", path, err)
 	}
-	if ix.Shared == "" {
-		return os.WriteFile(filepath.Join(to, "index"), data, 0o644)
-	}
-	sharedName := "sharedindex." + ix.Shared
-	shared, err := readPlain(filepath.Join(from, sharedName))
-	if err != nil {
-		return err
-	}
-	if _, err := warden.CheckIndex(shared, hashSize, true, outside, named); err != nil {
-		return fmt.Errorf("%s: %v", filepath.Join(from, sharedName), err)
-	}
-	if err := ix.CheckReplaced(shared, hashSize); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	if err := os.WriteFile(filepath.Join(to, sharedName), shared, 0o644); err != nil {
-		return err
+	if ix.Shared != "" {
+		sharedName := "sharedindex." + ix.Shared
+		shared, err := read(sharedName)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(to, sharedName), shared, 0o644); err != nil {
+			return err
+		}
 	}
 	return os.WriteFile(filepath.Join(to, "index"), data, 0o644)
 }

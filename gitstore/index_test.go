@@ -71,3 +71,24 @@ func TestAdoptCarriesTheIndex(t *testing.T) {
 		}
 	}
 }
+
+// An entry at a path the sandbox may not write is carried when the
+// working tree's file there holds it (made outside: a session cannot
+// write it), and refused when it does not (a session's clone could not
+// check it out). Red without CheckIndex's comparison with the file.
+func TestAdoptCarriesTheUsersOwn(t *testing.T) {
+	for _, same := range []bool{true, false} {
+		store, dir, entry := stored(t, "", nil)
+		stage(t, dir, entry, ".claude/settings.json")
+		if !same {
+			os.WriteFile(filepath.Join(dir, ".claude/settings.json"), []byte("other"), 0o755)
+		}
+		_, err := Adopt(Store{Dir: store}, dir)
+		if same && err != nil {
+			t.Errorf("the working tree's own file: %v", err)
+		}
+		if !same && (err == nil || !strings.Contains(err.Error(), `lists ".claude/settings.json"`)) {
+			t.Errorf("another content: %v, want refused", err)
+		}
+	}
+}

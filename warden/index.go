@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/rand"
+	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
 	"github.com/claude-sandbox/claude-sandbox/internal/gitindex"
@@ -197,8 +200,8 @@ func (w *Warden) refused(path, why string) {
 	}
 }
 
-// maxIndex is the largest index the warden reads: 1 GiB, ten times
-// git's for ten million files. A larger file is refused (EFBIG) rather
+// maxIndex is the largest index the warden reads: 1 GiB, about git's
+// index for ten million files. A larger file is refused (EFBIG) rather
 // than read into the launcher's memory.
 const maxIndex = 1 << 30
 
@@ -232,15 +235,48 @@ func readRegular(r resolved, max int64) ([]byte, uint32, unix.Errno) {
 }
 
 // checkIndex checks data, about to become an index of the git directory
-// dir, used from tops: git must accept every path it lists, and none may
-// be a path the sandbox itself could not write below a top
-// (refusedPath). A split index that makes a shared entry a symbolic link
-// has its shared index, beside it, checked for that too.
+// dir, used from tops, as git outside will read it (a split index merged
+// with its shared index beside it): git must accept every path it lists,
+// and none may be a path the sandbox could not write below a top
+// (refusedPath), unless the entry is what the user's own data holds
+// there (allowedAs).
 func (w *Warden) checkIndex(dir int, data []byte, tops []string, shared bool) error {
 	hashSize, err := w.hashSize(dir)
 	if err != nil {
 		return err
 	}
+	read := func(name string) ([]byte, error) {
+		b, _, e := readRegular(resolved{dir: dir, name: name, file: -1}, maxIndex)
+		if e != 0 {
+			return nil, e
+		}
+		return b, nil
+	}
+	ix, err := readIndex(data, hashSize, shared, read)
+	if err != nil {
+		return err
+	}
+	// The index the rename replaces (git's own, or one checked so), read
+	// only when an entry needs it.
+	current := sync.OnceValue(func() map[string][]gitindex.Entry {
+		b, err := read("index")
+		if err != nil {
+			return nil
+		}
+		cur, err := readIndex(b, hashSize, false, read)
+		if err != nil {
+			return nil
+		}
+		return byPath(cur)
+	})
+	return ix.Verify(w.indexRule(tops, current, hashSize))
+}
+
+// indexRule is the rule on an index's entries below tops: refusedPath's,
+// but an entry at a refused path may be what the index it replaces holds
+// there (current), or what the file there holds now, which the sandbox
+// cannot have written: git outside would write nothing of the session's.
+func (w *Warden) indexRule(tops []string, current func() map[string][]gitindex.Entry, hashSize int) func(gitindex.Entry) string {
 	checks := make([]func(string) string, len(tops))
 	for i, t := range tops {
 		var keys []string
@@ -249,25 +285,102 @@ func (w *Warden) checkIndex(dir int, data []byte, tops []string, shared bool) er
 		}
 		checks[i] = w.pathChecker(keys)
 	}
-	ix, err := gitindex.Check(data, hashSize, shared, func(rel string) string {
-		for _, check := range checks {
-			if why := check(rel); why != "" {
-				return why
+	return func(e gitindex.Entry) string {
+		for i, check := range checks {
+			why := check(e.Path)
+			if why == "" || holds(current(), e) || tops[i] != "" && w.fileHolds(tops[i], e, hashSize) {
+				continue
 			}
+			return why
 		}
 		return ""
+	}
+}
+
+// readIndex reads an index as git outside will: a split index merged with
+// its shared index, read (by name) beside it.
+func readIndex(data []byte, hashSize int, shared bool, read func(name string) ([]byte, error)) (*gitindex.Index, error) {
+	ix, err := gitindex.Parse(data, hashSize)
+	if err != nil {
+		return nil, err
+	}
+	if ix.Shared == "" {
+		return ix, nil
+	}
+	if shared {
+		return nil, errors.New("is a shared index that names another")
+	}
+	b, err := read("sharedindex." + ix.Shared)
+	if err != nil {
+		return nil, fmt.Errorf("names a shared index that cannot be read: %w", err)
+	}
+	base, err := gitindex.Parse(b, hashSize)
+	if err != nil {
+		return nil, fmt.Errorf("names a shared index that %w", err)
+	}
+	if err := ix.Merge(base); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// byPath are an index's entries by path.
+func byPath(ix *gitindex.Index) map[string][]gitindex.Entry {
+	out := map[string][]gitindex.Entry{}
+	for _, e := range ix.Entries {
+		out[e.Path] = append(out[e.Path], e)
+	}
+	return out
+}
+
+// holds reports whether entries lists e's path with e's mode and object.
+func holds(entries map[string][]gitindex.Entry, e gitindex.Entry) bool {
+	for _, c := range entries[e.Path] {
+		if c.Mode == e.Mode && c.ID == e.ID {
+			return true
+		}
+	}
+	return false
+}
+
+// fileHolds reports whether the file at e's path below top, as the
+// sandbox sees it (no link followed), is a regular file with e's content
+// and executable bit: the user's own, at a path the sandbox cannot write.
+func (w *Warden) fileHolds(top string, e gitindex.Entry, hashSize int) bool {
+	fd, err := unix.Openat2(w.root, strings.TrimPrefix(top+"/"+e.Path, "/"), &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if err != nil {
-		return err
+		return false
 	}
-	if !ix.LinkReplacement {
-		return nil
+	return fileIs(os.NewFile(uintptr(fd), e.Path), e, hashSize)
+}
+
+// fileIs reports whether f, which it closes, is a regular file holding
+// the blob e names, with e's executable bit.
+func fileIs(f *os.File, e gitindex.Entry, hashSize int) bool {
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIndex {
+		return false
 	}
-	sharedData, _, e := readRegular(resolved{dir: dir, name: "sharedindex." + ix.Shared, file: -1}, maxIndex)
-	if e != 0 {
-		return fmt.Errorf("names a shared index that cannot be read: %v", e)
+	if e.Mode != 0o100644 && e.Mode != 0o100755 || (e.Mode == 0o100755) != (fi.Mode()&0o100 != 0) {
+		return false
 	}
-	return ix.CheckReplaced(sharedData, hashSize)
+	data, err := io.ReadAll(io.LimitReader(f, maxIndex))
+	return err == nil && blobID(data, hashSize) == e.ID
+}
+
+// blobID is the object ID git gives a blob of data.
+func blobID(data []byte, hashSize int) string {
+	h := sha1.New()
+	if hashSize == gitindex.SHA256 {
+		h = sha256.New()
+	}
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return string(h.Sum(nil))
 }
 
 // maxConfig is the most the warden reads of a git directory's commondir
@@ -487,12 +600,43 @@ func splitLast(p string) (dir, name string) {
 
 // CheckIndex checks data, an index of the object format whose hashes are
 // hashSize bytes, as the warden checks one renamed into place, for a
-// program outside a session (adopt): git must accept every path listed,
-// and none may hold an outside name or a name refused in a directory of
-// its name (the rules that need no session's plan). It returns what was
-// read, for a split index to have its shared index checked too.
-func CheckIndex(data []byte, hashSize int, shared bool, outside []namerule.Outside, inNamed []namerule.InNamedDir) (*gitindex.Index, error) {
+// program outside a session (adopt) that carries it into the working tree
+// worktree: read as git will read it (a split index with its shared index,
+// read by name), every path git's, and none holding an outside name or a
+// name refused in a directory of its name (the rules that need no
+// session's plan) unless the file there holds that very entry. It returns
+// what was read.
+func CheckIndex(data []byte, hashSize int, read func(name string) ([]byte, error), worktree string, outside []namerule.Outside, inNamed []namerule.InNamedDir) (*gitindex.Index, error) {
 	w := &Warden{outside: outside, inNamed: inNamedDirs(inNamed)}
 	w.keyOutside()
-	return gitindex.Check(data, hashSize, shared, w.pathChecker(nil))
+	ix, err := readIndex(data, hashSize, false, read)
+	if err != nil {
+		return nil, err
+	}
+	check := w.pathChecker(nil)
+	return ix, ix.Verify(func(e gitindex.Entry) string {
+		why := check(e.Path)
+		if why == "" || worktreeHolds(worktree, e, hashSize) {
+			return ""
+		}
+		return why
+	})
+}
+
+// worktreeHolds is fileHolds for a working tree outside: the file at e's
+// path beneath dir, no link followed.
+func worktreeHolds(dir string, e gitindex.Entry, hashSize int) bool {
+	root, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(root)
+	fd, err := unix.Openat2(root, e.Path, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return false
+	}
+	return fileIs(os.NewFile(uintptr(fd), e.Path), e, hashSize)
 }

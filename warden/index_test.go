@@ -199,6 +199,65 @@ func TestIndexCarried(t *testing.T) {
 	}
 }
 
+// TestIndexKeepsTheUsersOwn: an entry at a path the sandbox may not
+// write is let through when it is the user's own, what the index it
+// replaces holds there or what the file there holds (a repository that
+// tracks its .claude/settings.local.json), and refused otherwise: other
+// content, another executable bit. Red without indexRule's allowances
+// (git add inside fails in every repository tracking a protected file),
+// or without their comparisons.
+func TestIndexKeepsTheUsersOwn(t *testing.T) {
+	ws, w, _ := indexWardenCase(t)
+	gitDir := filepath.Join(ws, ".git")
+	dir := openPath(t, gitDir)
+	settings := filepath.Join(ws, ".claude", "settings.local.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	os.WriteFile(settings, []byte("{}\n"), 0o644)
+	gitIn(t, ws, "add", ".claude/settings.local.json")
+	own, _ := os.ReadFile(filepath.Join(gitDir, "index"))
+	rename := func(data []byte) unix.Errno {
+		t.Helper()
+		os.WriteFile(filepath.Join(gitDir, "index.lock"), data, 0o644)
+		carried, e := w.renameIndex(resolved{dir: dir, name: "index.lock", file: -1}, resolved{dir: dir, name: "index", file: -1}, 0)
+		if !carried {
+			t.Fatal("not carried")
+		}
+		os.Remove(filepath.Join(gitDir, "index.lock"))
+		return e
+	}
+	if e := rename(own); e != 0 {
+		t.Errorf("the index git wrote, the file's own entry: %v", e)
+	}
+	// Changed outside since: the index it replaces holds the entry.
+	os.WriteFile(settings, []byte("{\"changed\": 1}\n"), 0o644)
+	if e := rename(own); e != 0 {
+		t.Errorf("the entry the index holds already: %v", e)
+	}
+	// Other content than either holds.
+	gitIn(t, ws, "add", ".claude/settings.local.json")
+	other, _ := os.ReadFile(filepath.Join(gitDir, "index"))
+	os.WriteFile(filepath.Join(gitDir, "index"), own, 0o644)
+	os.WriteFile(settings, []byte("{\"third\": 1}\n"), 0o644)
+	if e := rename(other); e != unix.EPERM {
+		t.Errorf("content neither the index nor the file holds: %v, want EPERM", e)
+	}
+	os.WriteFile(settings, []byte("{\"changed\": 1}\n"), 0o644)
+	// With no index before it, only the file can vouch for the entry.
+	os.Remove(filepath.Join(gitDir, "index"))
+	if e := rename(own); e != unix.EPERM {
+		t.Errorf("an entry neither the index nor the file holds: %v, want EPERM", e)
+	}
+	os.WriteFile(settings, []byte("{}\n"), 0o755)
+	os.Chmod(settings, 0o755)
+	if e := rename(own); e != unix.EPERM {
+		t.Errorf("an entry of another executable bit: %v, want EPERM", e)
+	}
+	os.Chmod(settings, 0o644)
+	if e := rename(own); e != 0 {
+		t.Errorf("the file's own entry, no index before: %v", e)
+	}
+}
+
 // TestRefusedPath: a path an index lists is refused as the sandbox's own
 // writes would be, below a known top, or only by the rules that need
 // none.

@@ -36,10 +36,9 @@ func (r *reader) extensions(ix *Index, offsets []int) error {
 		data := d[body : body+size]
 		switch name {
 		case extLink:
-			if size < r.hashSize {
-				return errors.New("link extension too short")
+			if err := r.link(ix, data); err != nil {
+				return err
 			}
-			ix.Shared = hex.EncodeToString(data[:r.hashSize])
 		case extResolve:
 			if err := r.resolveUndo(ix, data); err != nil {
 				return err
@@ -133,8 +132,8 @@ func (r *reader) resolveUndo(ix *Index, data []byte) error {
 			if len(data) < r.hashSize {
 				return errors.New("resolve-undo object ID runs past the end")
 			}
+			ix.Undo = append(ix.Undo, Entry{Path: path, Mode: m, ID: string(data[:r.hashSize])})
 			data = data[r.hashSize:]
-			ix.Entries = append(ix.Entries, Entry{Path: path, Mode: m})
 		}
 	}
 	return nil
@@ -147,4 +146,30 @@ func indexByte(b []byte, c byte) int {
 		}
 	}
 	return -1
+}
+
+// link reads the link extension: the shared index's hash, then, unless
+// it ends there, the delete and replace bitmaps, nothing after.
+func (r *reader) link(ix *Index, data []byte) error {
+	if len(data) < r.hashSize {
+		return errors.New("link extension too short")
+	}
+	ix.Shared = hex.EncodeToString(data[:r.hashSize])
+	data = data[r.hashSize:]
+	if len(data) == 0 {
+		return nil
+	}
+	deleted, n, err := ewahBits(data)
+	if err != nil {
+		return fmt.Errorf("delete bitmap: %w", err)
+	}
+	replaced, m, err := ewahBits(data[n:])
+	if err != nil {
+		return fmt.Errorf("replace bitmap: %w", err)
+	}
+	if n+m != len(data) {
+		return errors.New("garbage at the end of the link extension")
+	}
+	ix.deleted, ix.replaced = deleted, replaced
+	return nil
 }

@@ -28,25 +28,27 @@ const (
 	ModeDir     = 0o040000 // a sparse directory entry
 )
 
-// An Entry is a path an index lists, with its mode.
+// An Entry is a path an index lists, with its mode and object ID (raw).
 type Entry struct {
 	Path string
 	Mode uint32
+	ID   string
 }
 
 // Index is what a check reads from an index.
 type Index struct {
 	Version uint32
-	// Entries are the index entries, then the paths of the resolve-undo
-	// extension (git checkout -m puts them back as conflicts).
+	// Entries are the index entries (of a split index, once merged with
+	// its shared index: Merge).
 	Entries []Entry
+	// Undo are the resolve-undo extension's entries, which git checkout
+	// -m puts back as conflicts.
+	Undo []Entry
 	// Shared is the hex hash of the shared index a split index names
-	// (sharedindex.<Shared> beside it); "" for none.
-	Shared string
-	// LinkReplacement says an entry of the split index makes an entry of
-	// its shared index, whose name it takes, a symbolic link
-	// (CheckReplaced).
-	LinkReplacement bool
+	// (sharedindex.<Shared> beside it); "" for none. deleted and replaced
+	// are its bitmaps' bits: positions in the shared index.
+	Shared            string
+	deleted, replaced []int
 }
 
 const (
@@ -118,7 +120,8 @@ func (r *reader) entries(ix *Index, count uint32) ([]int, error) {
 			return nil, fmt.Errorf("entry %d: %w", i, err)
 		}
 		mode := binary.BigEndian.Uint32(r.data[off+24:])
-		ix.Entries = append(ix.Entries, Entry{Path: string(name), Mode: mode})
+		id := string(r.data[off+entryFixed : off+entryFixed+r.hashSize])
+		ix.Entries = append(ix.Entries, Entry{Path: string(name), Mode: mode, ID: id})
 		r.blockSafe = append(r.blockSafe, safe)
 		prev = name
 		off += size
@@ -225,55 +228,63 @@ func varint(b []byte) (uint64, int) {
 	return 0, -1
 }
 
-// Check reads data, an index of the object format whose hashes are
-// hashSize bytes, and checks every path it lists: git must accept it
-// (VerifyPath) and refused, given the path, must say nothing ("" for a
-// path the caller allows). shared says the file is a shared index
-// (sharedindex.<hash>), which names no other. In a split index, an entry
-// without a name replaces one of its shared index and takes its name,
-// which was checked when that became a shared index; should it make that
-// entry a symbolic link, which a .gitmodules may not be, the caller checks
-// the shared index again (CheckReplaced).
-func Check(data []byte, hashSize int, shared bool, refused func(path string) string) (*Index, error) {
-	ix, err := Parse(data, hashSize)
-	if err != nil {
-		return nil, err
+// Merge makes a split index's entries what git makes of them with its
+// shared index, base (read-cache.c's merge_base_index): the shared
+// index's entries, the first of the split index's replacing those its
+// replace bitmap names (keeping their names), those its delete bitmap
+// names removed, and the rest of its entries added. What makes git die is
+// an error.
+func (ix *Index) Merge(base *Index) error {
+	if ix.Shared == "" || base.Shared != "" {
+		return errors.New("not a split index and its shared index")
 	}
-	if shared && ix.Shared != "" {
-		return nil, errors.New("a shared index that names another")
+	merged := append([]Entry(nil), base.Entries...)
+	gone := make([]bool, len(merged))
+	if len(ix.replaced) > len(ix.Entries) {
+		return errors.New("more replacements than entries")
 	}
-	for _, e := range ix.Entries {
-		if e.Path == "" && ix.Shared != "" {
-			ix.LinkReplacement = ix.LinkReplacement || e.Mode&modeType == ModeSymlink
-			continue
+	for i, pos := range ix.replaced {
+		if pos >= len(merged) || ix.Entries[i].Path != "" {
+			return errors.New("corrupt link extension")
 		}
-		if !VerifyPath(e.Path, e.Mode) {
-			return nil, fmt.Errorf("lists %q, a path git refuses to check out", e.Path)
+		merged[pos] = Entry{Path: merged[pos].Path, Mode: ix.Entries[i].Mode, ID: ix.Entries[i].ID}
+	}
+	for _, pos := range ix.deleted {
+		if pos >= len(merged) {
+			return errors.New("corrupt link extension")
 		}
-		if refused != nil {
-			if why := refused(e.Path); why != "" {
-				return nil, fmt.Errorf("lists %q: %s", e.Path, why)
-			}
+		gone[pos] = true
+	}
+	out := merged[:0]
+	for i, e := range merged {
+		if !gone[i] {
+			out = append(out, e)
 		}
 	}
-	return ix, nil
+	for _, e := range ix.Entries[len(ix.replaced):] {
+		if e.Path == "" {
+			return errors.New("corrupt link extension: a new entry without a name")
+		}
+		out = append(out, e)
+	}
+	ix.Entries = out
+	return nil
 }
 
-// CheckReplaced checks, for a split index ix that makes entries of its
-// shared index symbolic links, that shared, the shared index, lists no
-// name a symbolic link may not have. Which entries are replaced is in the
-// index's bitmaps; any entry could be, so every one is checked.
-func (ix *Index) CheckReplaced(shared []byte, hashSize int) error {
-	if !ix.LinkReplacement {
-		return nil
-	}
-	sx, err := Parse(shared, hashSize)
-	if err != nil {
-		return fmt.Errorf("its shared index: %w", err)
-	}
-	for _, e := range sx.Entries {
-		if !VerifyPath(e.Path, ModeSymlink) {
-			return fmt.Errorf("makes %q a symbolic link, which git refuses to check out", e.Path)
+// Verify checks every entry and resolve-undo entry: git must accept its
+// path (VerifyPath) and refused, given it, must say nothing ("" for an
+// entry the caller allows). A split index is verified once merged.
+func (ix *Index) Verify(refused func(Entry) string) error {
+	for _, list := range [][]Entry{ix.Entries, ix.Undo} {
+		for _, e := range list {
+			if !VerifyPath(e.Path, e.Mode) {
+				return fmt.Errorf("lists %q, a path git refuses to check out", e.Path)
+			}
+			if refused != nil {
+				if why := refused(e); why != "" {
+					return fmt.Errorf("lists %q: %s", e.Path, why)
+				}
+			}
 		}
 	}
 	return nil

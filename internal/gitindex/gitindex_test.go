@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +57,20 @@ func craft(version uint32, paths []string, modes map[string]uint32, exts ...stri
 	sum := sha1.Sum(b.Bytes())
 	b.Write(sum[:])
 	return b.Bytes()
+}
+
+// check reads data as an index of SHA-1 object IDs and verifies it, with
+// refused, given each path, as the caller's rule.
+func check(data []byte, refused func(string) string) (*Index, error) {
+	ix, err := Parse(data, SHA1)
+	if err != nil {
+		return nil, err
+	}
+	var entryRefused func(Entry) string
+	if refused != nil {
+		entryRefused = func(e Entry) string { return refused(e.Path) }
+	}
+	return ix, ix.Verify(entryRefused)
 }
 
 func paths(ix *Index) []string {
@@ -124,7 +139,10 @@ func TestRealIndexes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ix, err := Check(data, c.hash, false, nil)
+			ix, err := Parse(data, c.hash)
+			if err == nil {
+				err = ix.Verify(nil)
+			}
 			if err != nil {
 				t.Fatalf("git's own index refused: %v", err)
 			}
@@ -157,12 +175,12 @@ func TestResolveUndo(t *testing.T) {
 	if !bytes.Contains(data, []byte("REUC")) {
 		t.Fatal("git wrote no resolve-undo extension: the case checks nothing")
 	}
-	ix, err := Check(data, SHA1, false, nil)
+	ix, err := check(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(ix.Entries); n != len(want)+2 || ix.Entries[n-1].Path != "six" {
-		t.Errorf("paths %q", paths(ix))
+	if len(ix.Undo) != 2 || ix.Undo[0].Path != "six" || len(ix.Entries) != len(want) {
+		t.Errorf("entries %q, resolve-undo %v", paths(ix), ix.Undo)
 	}
 }
 
@@ -181,29 +199,45 @@ func TestSplitIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := Check(data, SHA1, false, nil)
+	ix, err := Parse(data, SHA1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ix.Shared == "" {
-		t.Fatal("no shared index named")
+	if ix.Shared == "" || len(ix.replaced) == 0 {
+		t.Fatalf("no shared index named, or nothing replaced: %+v", ix)
 	}
 	shared, err := os.ReadFile(filepath.Join(gd, "sharedindex."+ix.Shared))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sx, err := Check(shared, SHA1, true, nil)
+	sx, err := Parse(shared, SHA1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(paths(sx), want) {
 		t.Errorf("shared index lists %q", paths(sx))
 	}
-	if err := ix.CheckReplaced(shared, SHA1); err != nil || !ix.LinkReplacement {
-		t.Errorf("the symbolic link's replacement: %v, %v", ix.LinkReplacement, err)
+	if err := ix.Merge(sx); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := Check(data, SHA1, true, nil); err == nil {
-		t.Error("a split index taken as a shared one")
+	if got := paths(ix); !slices.Equal(got, append(slices.Clone(want), "seven")) {
+		t.Errorf("merged %q", got)
+	}
+	// git's own view of the merged index: the same paths and IDs.
+	cmd = exec.Command("git", "ls-files", "-s")
+	cmd.Dir = filepath.Dir(gd)
+	out, _ := cmd.Output()
+	sorted := slices.Clone(ix.Entries)
+	slices.SortFunc(sorted, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	var lines []string
+	for _, e := range sorted {
+		lines = append(lines, fmt.Sprintf("%06o %x 0\t%s", e.Mode, e.ID, e.Path))
+	}
+	if strings.Join(lines, "\n")+"\n" != string(out) {
+		t.Errorf("merged:\n%s\ngit ls-files -s:\n%s", strings.Join(lines, "\n"), out)
+	}
+	if err := sx.Merge(ix); err == nil {
+		t.Error("a shared index merged as a split one")
 	}
 }
 
@@ -218,22 +252,22 @@ func TestRefused(t *testing.T) {
 	}
 	for _, v := range []uint32{2, 3, 4} {
 		for _, p := range bad {
-			if _, err := Check(craft(v, []string{"ok", p}, nil), SHA1, false, nil); err == nil {
+			if _, err := check(craft(v, []string{"ok", p}, nil), nil); err == nil {
 				t.Errorf("v%d: %q let through", v, p)
 			}
 		}
 	}
 	links := []string{".gitmodules", ".GITMODULES", "a/.gitmodules", ".gitmodules.", ".gitmodules :x", "gitmod~1", "GITMOD~4", "gi7eba~1", ".g\u200cITmodules"}
 	for _, p := range links {
-		if _, err := Check(craft(2, []string{p}, map[string]uint32{p: ModeSymlink}), SHA1, false, nil); err == nil {
+		if _, err := check(craft(2, []string{p}, map[string]uint32{p: ModeSymlink}), nil); err == nil {
 			t.Errorf("symlink %q let through", p)
 		}
-		if _, err := Check(craft(2, []string{p}, nil), SHA1, false, nil); err != nil {
+		if _, err := check(craft(2, []string{p}, nil), nil); err != nil {
 			t.Errorf("file %q refused: %v", p, err)
 		}
 	}
 	good := []string{".gitignore", ".github/workflows/x", ".gitx", "a.git", "git", "gitx~1", ".git~", "a/.gi/t", "...", ".a", "a\\b", "\u00e9t\u00e9"}
-	if _, err := Check(craft(2, good, nil), SHA1, false, nil); err != nil {
+	if _, err := check(craft(2, good, nil), nil); err != nil {
 		t.Errorf("ordinary names refused: %v", err)
 	}
 	policy := func(p string) string {
@@ -243,7 +277,7 @@ func TestRefused(t *testing.T) {
 		return ""
 	}
 	for _, p := range []string{".claude/settings.local.json", "a/b/c/d/.envrc"} {
-		if _, err := Check(craft(4, []string{"a", p}, nil), SHA1, false, policy); err == nil || !strings.Contains(err.Error(), "refused") {
+		if _, err := check(craft(4, []string{"a", p}, nil), policy); err == nil || !strings.Contains(err.Error(), "refused") {
 			t.Errorf("%q: %v", p, err)
 		}
 	}
@@ -254,34 +288,52 @@ func TestRefused(t *testing.T) {
 // name a shared index gives, are refused.
 func TestExtensions(t *testing.T) {
 	reuc := ".git/hooks/post-checkout\x00100755\x000\x000\x00" + strings.Repeat("\x00", SHA1)
-	if _, err := Check(craft(2, []string{"a"}, nil, "REUC", reuc), SHA1, false, nil); err == nil {
+	if _, err := check(craft(2, []string{"a"}, nil, "REUC", reuc), nil); err == nil {
 		t.Error("resolve-undo path let through")
 	}
-	if _, err := Check(craft(2, []string{"a"}, nil, "REUC", "ok\x00100644\x000\x000\x00"+strings.Repeat("\x00", SHA1)), SHA1, false, nil); err != nil {
+	if _, err := check(craft(2, []string{"a"}, nil, "REUC", "ok\x00100644\x000\x000\x00"+strings.Repeat("\x00", SHA1)), nil); err != nil {
 		t.Error(err)
 	}
-	if _, err := Check(craft(2, []string{"a"}, nil, "zzzz", ""), SHA1, false, nil); err == nil {
+	if _, err := check(craft(2, []string{"a"}, nil, "zzzz", ""), nil); err == nil {
 		t.Error("unknown lower-case extension let through")
 	}
-	if _, err := Check(craft(2, []string{"a"}, nil, "ZZZZ", "x"), SHA1, false, nil); err != nil {
+	if _, err := check(craft(2, []string{"a"}, nil, "ZZZZ", "x"), nil); err != nil {
 		t.Errorf("optional extension refused: %v", err)
 	}
-	link := craft(2, []string{"a", ""}, nil, "link", strings.Repeat("\x01", SHA1))
-	if _, err := Check(link, SHA1, false, nil); err != nil {
-		t.Errorf("a split index's replacement refused: %v", err)
+	// A split index: its first entries replace the shared index's the
+	// replace bitmap names, keeping their names; the rest are added.
+	bitmap := func(bits uint64) string { // one literal word
+		var b [24]byte
+		binary.BigEndian.PutUint32(b[0:], 64)
+		binary.BigEndian.PutUint32(b[4:], 2)
+		binary.BigEndian.PutUint64(b[8:], 1<<33)
+		binary.BigEndian.PutUint64(b[16:], bits)
+		return string(b[:]) + "\x00\x00\x00\x00"
 	}
-	split, err := Check(craft(2, []string{""}, map[string]uint32{"": ModeSymlink}, "link", strings.Repeat("\x01", SHA1)), SHA1, false, nil)
+	link := strings.Repeat("\x01", SHA1) + bitmap(0) + bitmap(1<<1)
+	split, err := Parse(craft(2, []string{"", "new"}, map[string]uint32{"": ModeSymlink}, "link", link), SHA1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := split.CheckReplaced(craft(2, []string{".gitmodules"}, nil), SHA1); err == nil {
+	base, _ := Parse(craft(2, []string{"a", ".gitmodules", "c"}, nil), SHA1)
+	if err := split.Merge(base); err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(split); !slices.Equal(got, []string{"a", ".gitmodules", "c", "new"}) || split.Entries[1].Mode != ModeSymlink {
+		t.Errorf("merged %v", split.Entries)
+	}
+	if err := split.Verify(nil); err == nil {
 		t.Error("a replacement making .gitmodules a symbolic link let through")
 	}
-	if err := split.CheckReplaced(craft(2, []string{"x"}, nil), SHA1); err != nil {
-		t.Error(err)
+	bad, _ := Parse(craft(2, []string{"named"}, nil, "link", strings.Repeat("\x01", SHA1)+bitmap(0)+bitmap(1)), SHA1)
+	if err := bad.Merge(base); err == nil {
+		t.Error("a replacement with a name merged")
 	}
-	if _, err := Check(craft(2, []string{"a", ""}, nil), SHA1, false, nil); err == nil {
+	if _, err := check(craft(2, []string{"a", ""}, nil), nil); err == nil {
 		t.Error("an empty name let through in an index not split")
+	}
+	if _, err := Parse(craft(2, []string{"a"}, nil, "link", strings.Repeat("\x01", SHA1)+bitmap(0)+bitmap(1)+"x"), SHA1); err == nil {
+		t.Error("garbage after the bitmaps let through")
 	}
 }
 
@@ -301,19 +353,19 @@ func TestMalformed(t *testing.T) {
 		"eoie": craft(2, []string{"a"}, nil, "EOIE", "\x00\x00\x00\x0c"+strings.Repeat("\x00", SHA1)),
 	}
 	for name, data := range cases {
-		if _, err := Check(data, SHA1, false, nil); err == nil {
+		if _, err := check(data, nil); err == nil {
 			t.Errorf("%s: let through", name)
 		}
 	}
 	// A NUL inside a name, and a name whose length disagrees with its NUL.
 	nul := craft(2, []string{"abc/x"}, nil)
 	nul[headerSize+entryFixed+SHA1+2+3] = 0
-	if _, err := Check(nul, SHA1, false, nil); err == nil {
+	if _, err := check(nul, nil); err == nil {
 		t.Error("NUL inside a name let through")
 	}
 	v4 := craft(4, []string{"abc"}, nil)
 	binary.BigEndian.PutUint16(v4[headerSize+entryFixed+SHA1:], 2)
-	if _, err := Check(v4, SHA1, false, nil); err == nil {
+	if _, err := check(v4, nil); err == nil {
 		t.Error("v4 name length disagreeing with its NUL let through")
 	}
 }
