@@ -347,27 +347,34 @@ func holds(entries map[string][]gitindex.Entry, e gitindex.Entry) bool {
 // sandbox sees it (no link followed), is a regular file with e's content
 // and executable bit: the user's own, at a path the sandbox cannot write.
 func (w *Warden) fileHolds(top string, e gitindex.Entry, hashSize int) bool {
-	fd, err := unix.Openat2(w.root, strings.TrimPrefix(top+"/"+e.Path, "/"), &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	return fileIs(w.root, strings.TrimPrefix(top+"/"+e.Path, "/"), unix.RESOLVE_IN_ROOT, e, hashSize)
+}
+
+// fileIs reports whether path, from dir (resolved with resolve and no
+// link followed), is a regular file holding the blob e names, with e's
+// executable bit. It is opened for reading only once known to be a
+// regular file: opening a device or a FIFO may do something.
+func fileIs(dir int, path string, resolve uint64, e gitindex.Entry, hashSize int) bool {
+	fd, err := unix.Openat2(dir, path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: resolve | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if err != nil {
 		return false
 	}
-	return fileIs(os.NewFile(uintptr(fd), e.Path), e, hashSize)
-}
-
-// fileIs reports whether f, which it closes, is a regular file holding
-// the blob e names, with e's executable bit.
-func fileIs(f *os.File, e gitindex.Entry, hashSize int) bool {
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxIndex {
+		return false
+	}
+	if e.Mode != 0o100644 && e.Mode != 0o100755 || (e.Mode == 0o100755) != (st.Mode&0o100 != 0) {
+		return false
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil {
+		return false
+	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIndex {
-		return false
-	}
-	if e.Mode != 0o100644 && e.Mode != 0o100755 || (e.Mode == 0o100755) != (fi.Mode()&0o100 != 0) {
-		return false
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxIndex))
 	return err == nil && blobID(data, hashSize) == e.ID
 }
@@ -631,12 +638,5 @@ func worktreeHolds(dir string, e gitindex.Entry, hashSize int) bool {
 		return false
 	}
 	defer unix.Close(root)
-	fd, err := unix.Openat2(root, e.Path, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if err != nil {
-		return false
-	}
-	return fileIs(os.NewFile(uintptr(fd), e.Path), e, hashSize)
+	return fileIs(root, e.Path, unix.RESOLVE_BENEATH, e, hashSize)
 }
