@@ -381,3 +381,36 @@ func BenchmarkCheckIndex(b *testing.B) {
 		}
 	}
 }
+
+// TestIndexSHA256: in a repository of SHA-256 objects the index is read
+// with their size, and a tracked file's entry is vouched for by its
+// SHA-256 blob ID.
+func TestIndexSHA256(t *testing.T) {
+	ws, w, _ := indexWardenCase(t)
+	repo := filepath.Join(ws, "sub")
+	os.MkdirAll(filepath.Join(repo, ".claude"), 0o755)
+	gitIn(t, repo, "init", "-q", "--object-format=sha256")
+	os.WriteFile(filepath.Join(repo, ".claude", "settings.local.json"), []byte("{}\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "xgit"), []byte("x"), 0o644)
+	gitIn(t, repo, "add", ".")
+	gitDir := filepath.Join(repo, ".git")
+	dir := openPath(t, gitDir)
+	good, _ := os.ReadFile(filepath.Join(gitDir, "index"))
+	os.Remove(filepath.Join(gitDir, "index")) // the file alone vouches for the settings
+	for _, c := range []struct {
+		data []byte
+		want unix.Errno
+	}{
+		{good, 0},
+		{bytes.Replace(good, []byte("xgit"), []byte(".git"), 1), unix.EPERM},
+	} {
+		os.WriteFile(filepath.Join(gitDir, "index.lock"), c.data, 0o644)
+		if carried, e := w.renameIndex(resolved{dir: dir, name: "index.lock", file: -1}, resolved{dir: dir, name: "index", file: -1}, 0); !carried || e != c.want {
+			t.Errorf("carried %v, %v; want %v", carried, e, c.want)
+		}
+		os.Remove(filepath.Join(gitDir, "index.lock"))
+	}
+	if out := gitIn(t, repo, "ls-files"); !strings.Contains(out, "xgit") {
+		t.Errorf("git cannot read the carried index: %s", out)
+	}
+}
