@@ -438,13 +438,20 @@ func (w *Warden) hashSize(dir int) (int, error) {
 // objectFormat is the hash size of the object format a repository's
 // configuration names (extensions.objectFormat; SHA-1 without one). git
 // reads the repository's format from its own config file alone, with no
-// include; any value but sha1 and sha256, or both, is refused.
+// include. Any value but sha1 and sha256 (a line continued, a value
+// quoted in parts), or both, is refused: the file is one the sandbox
+// cannot write, and git writes the variable plainly.
 func objectFormat(config []byte) (int, error) {
 	size := 0
 	sc := bufio.NewScanner(bytes.NewReader(config))
 	sc.Buffer(nil, len(config)+1)
 	for sc.Scan() {
-		key, value, ok := strings.Cut(sc.Text(), "=")
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			// A variable may follow its section's header on its line.
+			_, line, _ = strings.Cut(line, "]")
+		}
+		key, value, ok := strings.Cut(line, "=")
 		if !ok || !strings.EqualFold(strings.TrimSpace(key), "objectformat") {
 			continue
 		}

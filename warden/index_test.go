@@ -301,7 +301,9 @@ func TestIndexObjectFormat(t *testing.T) {
 		{"[core]\n\tbare = false\n", 20, true},
 		{"[extensions]\n\tobjectFormat = sha256\n", 32, true},
 		{"[extensions]\n\tobjectformat=SHA1 # x\n", 20, true},
+		{"[extensions] objectFormat = sha256\n", 32, true},
 		{"[extensions]\n\tobjectformat = md5\n", 0, false},
+		{"[extensions]\n\tobjectformat = sha\\\n256\n", 0, false},
 		{"[extensions]\n\tobjectformat = sha1\n\tobjectformat = sha256\n", 0, false},
 	} {
 		got, err := objectFormat([]byte(c.config))
