@@ -456,12 +456,12 @@ func (a *Adoption) copyData(from, to *tree) error {
 	}); err != nil {
 		return err
 	}
-	for _, part := range []string{"objects", "logs", "index"} {
+	for _, part := range []string{"objects", "logs"} {
 		if err := a.copyTree(from, to, part, nil); err != nil {
 			return err
 		}
 	}
-	return nil
+	return a.copyIndex(from, to)
 }
 
 // copyTree copies rel below from to the same place below to, walking

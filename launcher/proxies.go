@@ -73,6 +73,7 @@ func newServices(pr *Prepared, authL net.Listener, stderr io.Writer) (*services,
 	s.rules.Outside, s.rules.Dirs, s.rules.Paths = pr.Plan.OutsideNames, pr.Plan.NameRules, pr.Plan.PathRules
 	s.rules.InNamedDirs, s.rules.InsideOnly, s.rules.CopyThrough = pr.Plan.InNamedDirs, pr.Plan.InsideOnly, pr.Plan.CopyThrough
 	s.rules.Checkouts, s.rules.CheckoutNames = pr.Plan.Checkouts, pr.Plan.CheckoutNames
+	s.rules.GitDirs = pr.Plan.GitDirs
 	if pr.Plan.GitStore != "" {
 		s.rules.GitStore = &warden.GitStore{Dir: pr.Plan.GitStore, Inside: layout.InsideGitStore}
 	}

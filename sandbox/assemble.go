@@ -235,10 +235,10 @@ func (p *Plan) writable(c *Conf, r *Resolved) {
 			p.add(OpBind, m.source, m.path, RuleGitStore, m.why)
 			p.add(OpRoBind, m.source+launchCopy, layout.InsideRepoConfig, RuleGitStore,
 				"the repository's configuration as this launch read it, for verify: inside, the repository's own name leads to the sandbox's copy")
-			p.CopyThrough = append(p.CopyThrough, namerule.CopyThrough{Dir: filepath.Dir(m.path), Name: filepath.Base(m.path), Store: m.source})
+			p.CopyThrough = append(p.CopyThrough, namerule.CopyThrough{Dir: filepath.Dir(m.path), Name: filepath.Base(m.path), Store: m.source, Launch: m.source + launchCopy})
 		}
 	}
-	p.NameRules, p.PathRules = r.nameRules, r.pathRules
+	p.NameRules, p.PathRules, p.GitDirs = r.nameRules, r.pathRules, r.gitDirs
 }
 
 // launcherVars are the variables the launcher sets whatever the caller's

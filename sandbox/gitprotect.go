@@ -106,6 +106,7 @@ type gitDir struct {
 type gitHolds struct {
 	holds []hold
 	names []missingName
+	dirs  []namerule.GitDir // the git directories held, with their working trees
 }
 
 // gitScan collects the git directories and what to hold.
@@ -164,6 +165,7 @@ func protectGit(ws string, roots []string, found []foundEntry, home string, envi
 			continue
 		}
 		s.holds = append(s.holds, hold{path: g.path, pin: true, why: whyGitDir})
+		out.dirs = append(out.dirs, namerule.GitDir{Dir: g.path, Tops: g.worktrees})
 		for _, e := range gitDirEntries {
 			out.names = append(out.names, missingName{dir: g.path, name: e.name, why: whyGitDir})
 			if g.path == common && s.storeHolds(common, e.name) {

@@ -95,6 +95,13 @@ func TestProtectGit(t *testing.T) {
 	for _, r := range pathRules(mounts, missing) {
 		got = append(got, "path "+strings.TrimPrefix(r.Path, ws))
 	}
+	for _, d := range git.dirs {
+		var tops []string
+		for _, top := range d.Tops {
+			tops = append(tops, "/"+strings.TrimPrefix(strings.TrimPrefix(top, ws), "/"))
+		}
+		got = append(got, "index "+strings.TrimPrefix(d.Dir, ws+"/")+": used from "+strings.Join(tops, " "))
+	}
 	sort.Strings(got)
 	// The workspace's own git directory, a nested clone's, the submodule's
 	// and the linked worktree's .git files (their names refused too: a
@@ -176,6 +183,14 @@ func TestProtectGit(t *testing.T) {
 		"store .git/worktrees",
 		"store .git/modules",
 		"copy .git/config",
+		// Every git directory's index is checked before it is renamed
+		// into place, against the rules of the working trees it is used
+		// from (ADR 0038); a common directory's against its linked
+		// worktrees' too.
+		"index .git: used from / /wt",
+		"index .git/modules/sub: used from /sub",
+		"index .git/worktrees/wt: used from /wt",
+		"index vendor/lib/.git: used from /vendor/lib",
 	}
 	sort.Strings(want)
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -38,3 +38,11 @@ var outsideNames = append([]namerule.Outside{
 	{Name: ".git", Why: "git outside the sandbox would treat this as a repository and run what its config and hooks name"},
 	{Name: ".mcp.json", Why: "a Claude Code started outside the sandbox in this directory or below starts its MCP servers"},
 }, append(vcsOutsideNames(), selectorOutsideNames()...)...)
+
+// NameRules are the rules on names that hold in every directory the
+// outside sees, whatever the workspace: the outside names and the names
+// refused in directories of a given name. adopt checks an index it
+// carries out against them (ADR 0038).
+func NameRules() ([]namerule.Outside, []namerule.InNamedDir) {
+	return outsideNames, namedDirs()
+}

@@ -59,6 +59,10 @@ type Plan struct {
 	// there (ADR 0014); PathRules are the protected paths missing at launch.
 	NameRules []namerule.InDir
 	PathRules []namerule.Path
+	// GitDirs are the git directories the outside sees and the sandbox
+	// writes, found at launch, with their working trees: an index renamed
+	// into place there is checked first (ADR 0038).
+	GitDirs []namerule.GitDir
 	// InNamedDirs are names refused, with everything below them, in every
 	// directory of a given name the outside sees, whenever it appeared (a
 	// repository or a .claude directory made outside during the session

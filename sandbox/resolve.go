@@ -25,6 +25,7 @@ type Resolved struct {
 	held         []mount  // the protections: directories pinned, paths read-only
 	nameRules    []namerule.InDir
 	pathRules    []namerule.Path
+	gitDirs      []namerule.GitDir
 	credentials  bool                // Claude Code's login file exists, and the launch covers it
 	egress       *hostaddr.Allowlist // in allowlist mode
 	made         Made                // what the launch makes outside for the mounts
@@ -334,6 +335,7 @@ func (r *Resolved) protections(roots []string, protect []protectedPath, l Launch
 	names := missing
 	if git != nil {
 		names = append(names, git.names...)
+		r.gitDirs = git.dirs
 	}
 	r.held, r.nameRules, r.pathRules = held, nameRules(held, names), pathRules(held, missing)
 	return refused.err()

@@ -74,8 +74,13 @@ func (w *Warden) link(wk *walker, start2 int, path2 string, start int, path stri
 		return errnoOf(err)
 	}
 	defer from.close()
-	// A second name for a ruled file could be opened for writing.
+	// A second name for a ruled file, or an index, could be opened for
+	// writing.
 	if e := w.checkRule(from); e != 0 {
+		return e
+	}
+	if why, e := w.refuseIndex(from); e != 0 {
+		w.refused(w.pathOf(from), why)
 		return e
 	}
 	if from.file >= 0 {
@@ -111,6 +116,9 @@ func (w *Warden) rename(wk *walker, start2 int, path2 string, start int, path st
 		return errnoOf(err)
 	}
 	defer to.close()
+	if carried, e := w.renameIndex(from, to, req.flags); carried {
+		return e
+	}
 	if e := w.check(to); e != 0 {
 		return e
 	}

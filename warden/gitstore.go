@@ -208,8 +208,9 @@ func (w *Warden) onStore(p string, fd int) (store, checkout bool) {
 
 // A copyThrough is a namerule.CopyThrough by the identity of its copy.
 type copyThrough struct {
-	name  string
-	store fileID
+	name   string
+	store  fileID
+	launch string // the copy as the launch read it
 }
 
 func copyThroughs(cs []namerule.CopyThrough) (map[fileID]copyThrough, error) {
@@ -222,7 +223,7 @@ func copyThroughs(cs []namerule.CopyThrough) (map[fileID]copyThrough, error) {
 		if err := unix.Lstat(c.Store, &store); err != nil {
 			return nil, fmt.Errorf("warden: %s: %w", c.Store, err)
 		}
-		out[fileID{dir.Dev, dir.Ino}] = copyThrough{c.Name, fileID{store.Dev, store.Ino}}
+		out[fileID{dir.Dev, dir.Ino}] = copyThrough{c.Name, fileID{store.Dev, store.Ino}, c.Launch}
 	}
 	return out, nil
 }

@@ -60,6 +60,11 @@ type Rules struct {
 	// CopyThrough are names of Dirs a copy in the git store is bound on
 	// (ADR 0034): the sandbox may write them while they are that copy.
 	CopyThrough []namerule.CopyThrough
+	// GitDirs are the git directories the outside sees that the launch
+	// found, with their working trees: an index is made there only by a
+	// rename the warden checks, as in every directory named .git (ADR
+	// 0038).
+	GitDirs []namerule.GitDir
 }
 
 // A GitStore is the workspace's directory of git directories made during
@@ -101,10 +106,23 @@ func sameKeys(ruled, names []string) bool {
 	return true
 }
 
-// A dirRule is a namerule.InDir with its directory held open.
+// A dirRule is a namerule.InDir with its directory held open, and the
+// keys of its path and names.
 type dirRule struct {
 	namerule.InDir
-	fd int // O_PATH
+	fd       int // O_PATH
+	keys     []string
+	nameKeys []string
+}
+
+// refuses reports whether the rule refuses the name whose key is key.
+func (r dirRule) refuses(key string) bool {
+	for _, n := range r.nameKeys {
+		if foldname.SameKey(n, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // openDirRules opens the directories of rules, by their identity: two
@@ -127,7 +145,11 @@ func openDirRules(rules []namerule.InDir) (map[fileID]dirRule, error) {
 			d.Names = append(old.Names, d.Names...)
 			fd = old.fd
 		}
-		dirs[id] = dirRule{d, fd}
+		r := dirRule{InDir: d, fd: fd, keys: pathKeys(d.Dir)}
+		for _, n := range d.Names {
+			r.nameKeys = append(r.nameKeys, foldname.Key(n))
+		}
+		dirs[id] = r
 	}
 	return dirs, nil
 }
@@ -158,13 +180,16 @@ func (w *Warden) refuse(dir int, name string, emptyDir bool) (string, unix.Errno
 	if errno != 0 || seen == seenInside {
 		return why, errno
 	}
-	for _, n := range w.outside {
-		if seen == seenOnCheckout && !slices.Contains(w.checkoutNames, n.Name) {
-			continue
+	if seen == seenOnCheckout {
+		for _, n := range w.outside {
+			if slices.Contains(w.checkoutNames, n.Name) && foldname.Same(n.Name, name) {
+				return n.Why, unix.EPERM
+			}
 		}
-		if foldname.Same(n.Name, name) {
-			return n.Why, unix.EPERM
-		}
+		return "", 0
+	}
+	if why := w.outsideWhy(foldname.Key(name)); why != "" {
+		return why, unix.EPERM
 	}
 	return "", 0
 }
@@ -178,6 +203,30 @@ const (
 	seenInside                       // none: the sandbox's own, or the git store's
 )
 
+// outsideWhy says why the name whose key is key is an outside name, or "".
+func (w *Warden) outsideWhy(key string) string {
+	if foldname.Exact(key) {
+		return w.outsideByKey[key]
+	}
+	for i, n := range w.outsideKeys {
+		if foldname.SameKey(n, key) {
+			return w.outside[i].Why
+		}
+	}
+	return ""
+}
+
+// dirRuleWhy says why the path whose keys are keys is refused by a
+// directory's rule, compared by path (refusedPath), or "".
+func (w *Warden) dirRuleWhy(keys []string) string {
+	for _, r := range w.dirs {
+		if len(keys) == len(r.keys)+1 && sameKeys(r.keys, keys) && r.refuses(keys[len(keys)-1]) {
+			return r.Why
+		}
+	}
+	return ""
+}
+
 // refuseByRule is refuse without the outside names: the rules of the plan
 // alone. seen says which outside names apply in dir.
 func (w *Warden) refuseByRule(dir int, name string, emptyDir bool) (seen visibility, why string, errno unix.Errno) {
@@ -188,12 +237,8 @@ func (w *Warden) refuseByRule(dir int, name string, emptyDir bool) (seen visibil
 	if w.isCopy(fileID{st.Dev, st.Ino}, dir, name) {
 		return seenOutside, "", 0 // the sandbox's own copy of what the name holds outside
 	}
-	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok {
-		for _, n := range r.Names {
-			if foldname.Same(n, name) {
-				return seenOutside, r.Why, unix.EROFS
-			}
-		}
+	if r, ok := w.dirs[fileID{st.Dev, st.Ino}]; ok && r.refuses(foldname.Key(name)) {
+		return seenOutside, r.Why, unix.EROFS
 	}
 	if w.private[st.Dev] {
 		return seenInside, "", 0
@@ -231,6 +276,10 @@ func (w *Warden) check(r resolved) unix.Errno { return w.checkMake(r, false) }
 func (w *Warden) checkMake(r resolved, emptyDir bool) unix.Errno {
 	var why, path string
 	var errno unix.Errno
+	if why, errno = w.refuseIndex(r); errno != 0 {
+		w.refused(w.pathOf(r), why)
+		return errno
+	}
 	if r.dir >= 0 {
 		why, errno = w.refuse(r.dir, r.name, emptyDir)
 		if errno != 0 {
@@ -263,6 +312,14 @@ func (w *Warden) checkRule(r resolved) unix.Errno {
 		w.Refused(fdPath(r.dir)+"/"+r.name, why)
 	}
 	return errno
+}
+
+// pathOf is the path r names, as the sandbox sees it.
+func (w *Warden) pathOf(r resolved) string {
+	if r.dir < 0 {
+		return fdPath(r.file)
+	}
+	return fdPath(r.dir) + "/" + r.name
 }
 
 // ruledFile checks a file reached through /proc (a process's fd/N), whose
@@ -298,21 +355,63 @@ func (w *Warden) ruledFile(fd int) (string, unix.Errno) {
 // its name (git's own in a ".git" directory), or "". onTheWay reports a p that only leads to a path rule's
 // path: there an empty directory may be made, and nothing else.
 func (w *Warden) underPathRule(p string) (why string, onTheWay bool) {
-	keys := pathKeys(p)
-	for _, r := range w.paths {
-		if len(keys) >= len(r.keys) && sameKeys(r.keys, keys[:len(r.keys)]) {
-			return r.Why, false
-		}
+	return w.underPathKeys(pathKeys(p))
+}
+
+// underPathKeys is underPathRule for the keys of a path's components.
+func (w *Warden) underPathKeys(keys []string) (why string, onTheWay bool) {
+	v := pathView{through: w.paths}
+	for _, k := range keys {
+		v = w.step(v, k)
 	}
-	for i := 0; i+1 < len(keys); i++ {
-		if why := w.namedWhy(keys[i], keys[i+1]); why != "" {
-			return why, false
-		}
+	return v.verdict()
+}
+
+// A pathView is what the path rules and the named directories' rules say
+// of a path, taken one component at a time (step): why it is refused (it
+// is at or below a path rule's path, or holds an entry a directory of its
+// name refuses), else the path rules whose paths lie below it.
+type pathView struct {
+	why     string
+	last    string // the key of its last component, "" for none
+	depth   int
+	through []pathRule
+}
+
+// step is the view of the entry whose key is key in the directory v is
+// the view of.
+func (w *Warden) step(v pathView, key string) pathView {
+	if v.why != "" {
+		return v
 	}
-	for _, r := range w.paths {
-		if len(keys) < len(r.keys) && sameKeys(r.keys[:len(keys)], keys) {
-			return r.Why, true
+	out := pathView{last: key, depth: v.depth + 1}
+	if v.depth > 0 {
+		out.why = w.namedWhy(v.last, key)
+	}
+	for _, r := range v.through {
+		if !foldname.SameKey(r.keys[v.depth], key) {
+			continue
 		}
+		if len(r.keys) == out.depth {
+			out.why = r.Why
+			return out
+		}
+		out.through = append(out.through, r)
+	}
+	if out.why != "" {
+		out.through = nil
+	}
+	return out
+}
+
+// verdict is why the path viewed is refused, with onTheWay set for a
+// path that only leads to a path rule's path.
+func (v pathView) verdict() (why string, onTheWay bool) {
+	if v.why != "" {
+		return v.why, false
+	}
+	if len(v.through) > 0 {
+		return v.through[0].Why, true
 	}
 	return "", false
 }

@@ -37,10 +37,14 @@ type Warden struct {
 	rootMu  sync.Mutex
 	root    int
 	outside []namerule.Outside
-	private map[uint64]bool
-	dirs    map[fileID]dirRule
-	paths   []pathRule
-	inNamed map[string]map[string]string // directory name, then entry name, both as keys (foldname.Key): why
+	// outsideKeys are the keys of outside's names (foldname.Key), and
+	// outsideByKey their reasons by key.
+	outsideKeys  []string
+	outsideByKey map[string]string
+	private      map[uint64]bool
+	dirs         map[fileID]dirRule
+	paths        []pathRule
+	inNamed      map[string]map[string]string // directory name, then entry name, both as keys (foldname.Key): why
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
 	Refused func(path, why string)
@@ -52,6 +56,7 @@ type Warden struct {
 	siblings *siblingSockets        // nil unless Rules.Siblings
 	store    *gitStore              // nil unless Rules.GitStore
 	copies   map[fileID]copyThrough // by the directory's
+	gitDirs  map[fileID]gitDirRule  // by the directory's
 	// insideOnly are Rules.InsideOnly; onlyMounts the IDs of the mounts
 	// there, read when the root is opened.
 	insideOnly []string
@@ -83,6 +88,8 @@ func New(listener int, r Rules) (*Warden, error) {
 		w.siblings = s
 	}
 	w.inNamed = inNamedDirs(r.InNamedDirs)
+	w.keyOutside()
+	w.gitDirs = openGitDirs(r.GitDirs)
 	if r.GitStore != nil {
 		s, err := openGitStore(*r.GitStore)
 		if err != nil {

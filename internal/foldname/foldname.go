@@ -30,7 +30,7 @@ func Same(ruled, name string) bool {
 // name with many, or many with one, works out once. The empty key, the
 // first component of an absolute path, is the same only as itself.
 func SameKey(ruled, name string) bool {
-	return ruled == name || shortName(ruled, name)
+	return ruled == name || strings.IndexByte(name, '~') >= 0 && shortName(ruled, name)
 }
 
 // Exact reports whether the only key SameKey takes key for is key itself
@@ -52,7 +52,7 @@ func Key(name string) string {
 		}
 	}
 	if ascii {
-		return strings.TrimRight(strings.ToLower(name), ". ")
+		return trimDotsSpaces(strings.ToLower(name))
 	}
 	name = strings.Map(func(r rune) rune {
 		if hfsIgnored(r) {
@@ -63,7 +63,18 @@ func Key(name string) string {
 	// A Caser keeps state between calls: the warden's workers fold at
 	// once, so each fold has its own.
 	name = norm.NFD.String(cases.Fold().String(norm.NFD.String(name)))
-	return strings.TrimRight(name, ". ")
+	return trimDotsSpaces(name)
+}
+
+// trimDotsSpaces is name without its trailing dots and spaces (which
+// Windows strips), as strings.TrimRight(name, ". ") is, without the set
+// that builds at each call: the warden keys every path of an index.
+func trimDotsSpaces(name string) string {
+	i := len(name)
+	for i > 0 && (name[i-1] == '.' || name[i-1] == ' ') {
+		i--
+	}
+	return name[:i]
 }
 
 // hfsIgnored are the code points HFS+ leaves out of a name when it

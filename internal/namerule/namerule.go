@@ -44,7 +44,17 @@ type InNamedDir struct {
 
 // CopyThrough is a name in Dir on which Store, the sandbox's own copy in
 // the git store of what the name holds outside, is bound (paths outside):
-// the sandbox may write the name while it is that copy (ADR 0034).
+// the sandbox may write the name while it is that copy (ADR 0034). Launch
+// is the copy as the launch read it, which the sandbox cannot write.
 type CopyThrough struct {
-	Dir, Name, Store string
+	Dir, Name, Store, Launch string
+}
+
+// GitDir is a git directory the outside sees and the sandbox may write,
+// with the working trees git uses it from (its tops): an index written
+// there must list only what the sandbox may write below each (ADR 0038).
+// A top is "" when the launch could not tell it.
+type GitDir struct {
+	Dir  string
+	Tops []string
 }

@@ -6,9 +6,9 @@
 // Each node knows the path of its file in the directory passed through
 // (a directory is the root of a loopback of its own), so a name found in
 // another case leads to the file's real path. What the tests need works: lookups,
-// reads, writes, truncating, creating and removing names, renames. Hard
-// links fail with EXDEV, a file's times are not set, and a directory
-// renamed keeps its old path.
+// reads, writes, truncating, creating and removing names, renames (a file
+// renamed is found at its new path). Hard links fail with EXDEV, a file's
+// times are not set, and a directory renamed keeps its old path.
 package casefs
 
 import (
@@ -47,11 +47,22 @@ func newNode(path string, dev uint64) *node {
 // name the kernel asked for.
 type file struct {
 	*fs.LoopbackNode
-	path string
+	path string // where it was found
+}
+
+// realPath is where the file is now: a rename moves the node to another
+// name (git renames index.lock over index), so the path is its name, as
+// its directory finds it, in its directory.
+func (f *file) realPath() string {
+	name, parent := f.Parent()
+	if d, ok := parent.Operations().(*node); parent != nil && ok {
+		return filepath.Join(d.RootData.Path, d.entry(name))
+	}
+	return f.path
 }
 
 func (f *file) Open(_ context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	fd, err := syscall.Open(f.path, int(flags&^(syscall.O_APPEND|fuse.FMODE_EXEC))|syscall.O_NOFOLLOW, 0)
+	fd, err := syscall.Open(f.realPath(), int(flags&^(syscall.O_APPEND|fuse.FMODE_EXEC))|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, 0, fs.ToErrno(err)
 	}
@@ -60,7 +71,7 @@ func (f *file) Open(_ context.Context, flags uint32) (fs.FileHandle, uint32, sys
 
 func (f *file) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	var st syscall.Stat_t
-	if err := syscall.Lstat(f.path, &st); err != nil {
+	if err := syscall.Lstat(f.realPath(), &st); err != nil {
 		return fs.ToErrno(err)
 	}
 	out.FromStat(&st)
@@ -69,12 +80,12 @@ func (f *file) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) sy
 
 func (f *file) Setattr(ctx context.Context, _ fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if size, ok := in.GetSize(); ok {
-		if err := syscall.Truncate(f.path, int64(size)); err != nil {
+		if err := syscall.Truncate(f.realPath(), int64(size)); err != nil {
 			return fs.ToErrno(err)
 		}
 	}
 	if mode, ok := in.GetMode(); ok {
-		if err := syscall.Chmod(f.path, mode); err != nil {
+		if err := syscall.Chmod(f.realPath(), mode); err != nil {
 			return fs.ToErrno(err)
 		}
 	}
@@ -86,7 +97,7 @@ func (f *file) Setattr(ctx context.Context, _ fs.FileHandle, in *fuse.SetAttrIn,
 		gid = int(g)
 	}
 	if uid != -1 || gid != -1 {
-		if err := syscall.Lchown(f.path, uid, gid); err != nil {
+		if err := syscall.Lchown(f.realPath(), uid, gid); err != nil {
 			return fs.ToErrno(err)
 		}
 	}
@@ -94,7 +105,7 @@ func (f *file) Setattr(ctx context.Context, _ fs.FileHandle, in *fuse.SetAttrIn,
 }
 
 func (f *file) Readlink(context.Context) ([]byte, syscall.Errno) {
-	target, err := os.Readlink(f.path)
+	target, err := os.Readlink(f.realPath())
 	return []byte(target), fs.ToErrno(err)
 }
 
