@@ -20,6 +20,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 )
 
 // Kind is how a credential is presented to the API.
@@ -95,6 +96,11 @@ func newCredential(kind Kind, source string, st *state) *Credential {
 
 func (c Credential) String() string { return fmt.Sprintf("%v from %s", c.Kind, c.Source) }
 
+// maxLoginFile bounds the credentials file the launcher reads: Claude Code
+// writes a few kilobytes (its login and MCP servers' logins); the sandbox
+// can leave anything at the path of a login that does not exist yet.
+const maxLoginFile = 1 << 20
+
 // Find returns the credential Claude Code would use, nil when there is none.
 // Empty variables count as unset.
 func Find(environ []string, home string) (*Credential, error) {
@@ -104,11 +110,13 @@ func Find(environ []string, home string) (*Credential, error) {
 		}
 	}
 	path := filepath.Join(home, layout.CredentialsFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := plainfile.Read(path, plainfile.Limits{Max: maxLoginFile, Owner: os.Getuid()})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	}
-	if err != nil {
+	case plainfile.IsLink(err):
+		return nil, fmt.Errorf("%s is a symbolic link; the sandbox hides the login, which it cannot do through a link; replace the link with a copy of its target", path)
+	case err != nil:
 		return nil, fmt.Errorf("cannot read Claude's login: %w", err)
 	}
 	cf, err := parseFile(path, data)

@@ -389,7 +389,9 @@ func (a *Adoption) copyData(from, to string) error {
 // readPlain reads a file of the store, which must be a plain file: a
 // session may have left a link there to a file of the user's.
 func readPlain(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK: a FIFO left there would block the open until a writer
+	// came; opened at once, it is refused as not a plain file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s is not a plain file", path)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/doctor"
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/host"
+	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
@@ -737,17 +738,11 @@ func storePoint(p string) error {
 	return os.Mkdir(p, 0o700)
 }
 
-// copyFile replaces to with a copy of from, a regular file, in one rename:
-// a sandbox already running never reads half a copy.
+// copyFile replaces to with a copy of from, a regular file (not a link)
+// of at most maxCopiedFile bytes, in one rename: a sandbox already running
+// never reads half a copy.
 func copyFile(from, to string) error {
-	fi, err := os.Lstat(from)
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", from)
-	}
-	data, err := os.ReadFile(from)
+	data, err := plainfile.Read(from, plainfile.Limits{Max: maxCopiedFile, Owner: plainfile.AnyOwner})
 	if err != nil {
 		return err
 	}
@@ -765,6 +760,10 @@ func copyFile(from, to string) error {
 	}
 	return os.Rename(tmp.Name(), to)
 }
+
+// maxCopiedFile bounds a repository's config the launch copies into the git
+// store: git's are kilobytes, and the session may have written this one.
+const maxCopiedFile = 4 << 20
 
 // writeNew creates path with content, failing if it exists.
 func writeNew(path, content string, mode os.FileMode) error {
