@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/connlimit"
 )
 
 // oauthBeta is the anthropic-beta flag the API requires with an OAuth access
@@ -45,7 +47,15 @@ type Server struct {
 	// endpoint: through the launching environment's proxy, where it names
 	// one (package envproxy). nil means directly.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MaxConns is how many connections Serve holds at once (each costs
+	// the launcher two descriptors while proxied); one more is answered
+	// 503 and closed. 0 means DefaultMaxConns.
+	MaxConns int
 }
+
+// DefaultMaxConns bounds the credential proxy's connections: Claude Code
+// keeps a few (its requests, subagents', the title's, compaction's).
+const DefaultMaxConns = 128
 
 // PlaceholderPrefix starts every session token, and tells a reader of
 // Claude's environment (or `claude-sandbox verify`) what it is.
@@ -100,10 +110,17 @@ func (s *Server) Serve(l net.Listener) error {
 			http.NewResponseController(w).EnableFullDuplex()
 			proxy.ServeHTTP(w, r)
 		}),
-		ReadHeaderTimeout: time.Minute, // a stalled connection from the sandbox is dropped
+		// A connection that stalls, or sends headers without end, is
+		// dropped: the sandbox's, or any local process's in open mode.
+		ReadHeaderTimeout: connlimit.HeaderTimeout,
+		MaxHeaderBytes:    connlimit.MaxHeaderBytes,
+		IdleTimeout:       connlimit.IdleTimeout,
 		ErrorLog:          quiet,
 	}
-	return srv.Serve(l)
+	max := cmp.Or(s.MaxConns, DefaultMaxConns)
+	body, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{
+		"type": "api_error", "message": fmt.Sprintf("claude-sandbox: the credential proxy holds %d connections, its bound; close some and try again", max)}})
+	return srv.Serve(connlimit.Listen(l, max, connlimit.Refusal("", "application/json", string(body))))
 }
 
 // apiMethods are the methods of Anthropic's API, and HEAD, which is GET

@@ -166,6 +166,7 @@ func (pr *Prepared) settleProxies(environ []string) error {
 type Checked struct {
 	*Prepared
 	budget budget
+	conns  connBounds
 }
 
 // Check settles a launch and makes its other checks before anything
@@ -185,6 +186,9 @@ func Check(p host.Paths, args, environ []string) (*Checked, error) {
 	}
 	c := &Checked{Prepared: pr}
 	if c.budget, err = planBudget(facts); err != nil {
+		return nil, err
+	}
+	if c.conns, err = launcherBounds(); err != nil {
 		return nil, err
 	}
 	for _, part := range homeParts(pr.Launch.Home, pr.Resolved.Made()) {
@@ -234,7 +238,7 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 	}
 	defer term.close()
 	stderr = term.messages(stderr)
-	svc, err := newServices(pr, authL, stderr)
+	svc, err := newServices(pr, authL, c.conns, stderr)
 	if err != nil {
 		return 0, err
 	}
