@@ -102,7 +102,10 @@ func (c Credential) String() string { return fmt.Sprintf("%v from %s", c.Kind, c
 const maxLoginFile = 1 << 20
 
 // Find returns the credential Claude Code would use, nil when there is none.
-// Empty variables count as unset.
+// Empty variables count as unset. The credentials file, whose path a
+// session could write until a login exists, is read only as a regular
+// file of the user's, of at most maxLoginFile bytes, opened without
+// blocking: anything else is an error naming the file, never a hang.
 func Find(environ []string, home string) (*Credential, error) {
 	for _, src := range envSources {
 		if v := envlist.Get(environ, src.name); v != "" {
