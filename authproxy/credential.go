@@ -104,8 +104,10 @@ const maxLoginFile = 1 << 20
 // Find returns the credential Claude Code would use, nil when there is none.
 // Empty variables count as unset. The credentials file, whose path a
 // session could write until a login exists, is read only as a regular
-// file of the user's, of at most maxLoginFile bytes, opened without
-// blocking: anything else is an error naming the file, never a hang.
+// file of the user's (or of the owner of ~/.claude, a mount of the host's
+// in a container run as root), of at most maxLoginFile bytes, opened
+// without blocking: anything else is an error naming the file, never a
+// hang.
 func Find(environ []string, home string) (*Credential, error) {
 	for _, src := range envSources {
 		if v := envlist.Get(environ, src.name); v != "" {
@@ -113,7 +115,7 @@ func Find(environ []string, home string) (*Credential, error) {
 		}
 	}
 	path := filepath.Join(home, layout.CredentialsFile)
-	data, err := plainfile.Read(path, plainfile.Limits{Max: maxLoginFile, Owner: os.Getuid()})
+	data, err := plainfile.Read(path, plainfile.Limits{Max: maxLoginFile, Owner: os.Getuid(), DirOwner: true})
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil

@@ -20,7 +20,7 @@ const maxSettingsFile = 4 << 20
 func wireStatusLine(path string) {
 	// A link is refused by the policy before this runs; a FIFO, a device,
 	// another user's or a huge file is left alone, never waited on.
-	old, err := plainfile.Read(path, plainfile.Limits{Max: maxSettingsFile, Owner: os.Getuid()})
+	old, err := plainfile.Read(path, plainfile.Limits{Max: maxSettingsFile, Owner: os.Getuid(), DirOwner: true})
 	if err != nil {
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,6 +27,12 @@ type Limits struct {
 	Max int64 // the largest size read, in bytes
 	// Owner is the user the file must belong to; AnyOwner accepts any.
 	Owner int
+	// DirOwner accepts a file of the user who owns the directory holding
+	// it too: a home's ~/.claude bound from the host holds the host user's
+	// files, whoever runs the launcher. A session cannot give a file or a
+	// directory away (it has no capabilities), so the directory's owner
+	// is who the launch trusts with it already.
+	DirOwner bool
 	// FollowLinks opens the file a last link names, for files a user may
 	// keep as links (a dotfile manager's ~/.gitconfig): what is opened is
 	// checked all the same.
@@ -80,7 +87,7 @@ func Read(path string, l Limits) ([]byte, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	if err := check(path, &st, l); err != nil {
+	if err := check(path, &st, l, dirOwner(path, l)); err != nil {
 		return nil, err
 	}
 	// The file may grow after fstat: never more than Max is read.
@@ -94,14 +101,28 @@ func Read(path string, l Limits) ([]byte, error) {
 	return data, nil
 }
 
-// check refuses what fstat shows is not a regular file of the owner within
-// the bound.
-func check(path string, st *unix.Stat_t, l Limits) error {
+// dirOwner is the owner of the directory holding path when l accepts it,
+// else Owner.
+func dirOwner(path string, l Limits) int {
+	var st unix.Stat_t
+	if !l.DirOwner || unix.Stat(filepath.Dir(path), &st) != nil {
+		return l.Owner
+	}
+	return int(st.Uid)
+}
+
+// check refuses what fstat shows is not a regular file of the owner (or of
+// dir's owner) within the bound.
+func check(path string, st *unix.Stat_t, l Limits, dir int) error {
 	if kind := st.Mode & unix.S_IFMT; kind != unix.S_IFREG {
 		return &Error{Path: path, Why: "is " + kindName(kind) + ", not a regular file; the launcher reads it only as one: remove it", Kind: kind}
 	}
-	if l.Owner != AnyOwner && int(st.Uid) != l.Owner {
-		return &Error{Path: path, Why: fmt.Sprintf("belongs to uid %d, not to this user (uid %d); the launcher reads only the user's own: remove it", st.Uid, l.Owner), Kind: unix.S_IFREG}
+	if uid := int(st.Uid); l.Owner != AnyOwner && uid != l.Owner && uid != dir {
+		whose := fmt.Sprintf("this user (uid %d)", l.Owner)
+		if dir != l.Owner {
+			whose += fmt.Sprintf(" or its directory's owner (uid %d)", dir)
+		}
+		return &Error{Path: path, Why: fmt.Sprintf("belongs to uid %d, not to %s; the launcher reads only the user's own: remove it", uid, whose), Kind: unix.S_IFREG}
 	}
 	if st.Size > l.Max {
 		return tooLarge(path, l.Max)

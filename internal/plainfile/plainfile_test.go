@@ -103,4 +103,24 @@ func TestRefusesAnotherUsersFile(t *testing.T) {
 	if _, err := plainfile.Read(p, small); err != nil {
 		t.Errorf("another user's file, any owner: %v", err)
 	}
+	// In a directory of that user's (a mount from the host), the file is
+	// accepted with DirOwner; elsewhere it is not.
+	own := plainfile.Limits{Max: 16, Owner: 0, DirOwner: true}
+	_, err = plainfile.Read(p, own)
+	if err == nil || !strings.Contains(err.Error(), "belongs to uid 4242, not to this user (uid 0); ") {
+		t.Errorf("another user's file in root's directory, DirOwner: %v; want it refused", err)
+	}
+	if err := os.Chown(filepath.Dir(p), 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plainfile.Read(p, own); err != nil {
+		t.Errorf("a file of its directory's owner, DirOwner: %v", err)
+	}
+	if err := os.Chown(p, 4343, 4343); err != nil {
+		t.Fatal(err)
+	}
+	_, err = plainfile.Read(p, own)
+	if err == nil || !strings.Contains(err.Error(), "belongs to uid 4343, not to this user (uid 0) or its directory's owner (uid 4242); ") {
+		t.Errorf("a third user's file, DirOwner: %v; want it refused naming both", err)
+	}
 }
