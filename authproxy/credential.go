@@ -19,6 +19,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 )
 
 // Kind is how a credential is presented to the API.
@@ -94,10 +95,20 @@ func newCredential(kind Kind, source string, st *state) *Credential {
 
 func (c Credential) String() string { return fmt.Sprintf("%v from %s", c.Kind, c.Source) }
 
+// maxLoginFile bounds the credentials file the launcher reads: Claude Code
+// writes a few kilobytes (its login and MCP servers' logins); the sandbox
+// can leave anything at the path of a login that does not exist yet.
+const maxLoginFile = 1 << 20
+
 // Find returns the credential Claude Code would use, nil when there is none.
 // Empty variables count as unset. A file login is the one at Claude Code's
 // path when it holds one (a login made since the last launch, which Keep
-// then moves), else the one the launcher keeps (ADR 0039).
+// then moves), else the one the launcher keeps (ADR 0039). A credentials
+// file, whose path a session could write until a login exists, is read
+// only as a regular file of the user's (or of the owner of ~/.claude, a
+// mount of the host's in a container run as root), of at most
+// maxLoginFile bytes, opened without blocking: anything else is an error
+// naming the file, never a hang.
 func Find(environ []string, home string) (*Credential, error) {
 	for _, src := range envSources {
 		if v := envlist.Get(environ, src.name); v != "" {
@@ -124,11 +135,13 @@ func Find(environ []string, home string) (*Credential, error) {
 // file is missing, empty (the launcher emptied it when it kept its login)
 // or holds no login.
 func loginAt(path string) (*credFile, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := plainfile.Read(path, plainfile.Limits{Max: maxLoginFile, Owner: os.Getuid(), DirOwner: true})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	}
-	if err != nil {
+	case plainfile.IsLink(err):
+		return nil, fmt.Errorf("%s is a symbolic link; the sandbox hides the login, which it cannot do through a link; replace the link with a copy of its target", path)
+	case err != nil:
 		return nil, fmt.Errorf("cannot read Claude's login: %w", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
@@ -128,5 +129,36 @@ func TestCredentialNeverPrintsSecret(t *testing.T) {
 		if want := c.Kind.String() + " from " + c.Source; c.String() != want {
 			t.Errorf("String() = %q, want %q", c.String(), want)
 		}
+	}
+}
+
+// The login's path is in the writable ~/.claude until a login exists: a
+// session may leave anything there. Find reads only a regular file, and
+// a bounded one; a FIFO does not block it.
+func TestFindReadsOnlyAPlainLoginFile(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(path string) error
+		want string
+	}{
+		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }, " is a FIFO, not a regular file"},
+		{"a directory", func(p string) error { return os.Mkdir(p, 0o700) }, " is a directory, not a regular file"},
+		{"a huge file", func(p string) error { return os.Truncate(p, 1<<40) }, " is larger than the 1048576 bytes the launcher reads of it"},
+		{"a link", func(p string) error { os.Remove(p); return os.Symlink("/dev/zero", p) }, " is a symbolic link; the sandbox hides the login"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home := writeLogin(t, fileLogin)
+			path := filepath.Join(home, layout.CredentialsFile)
+			if c.name != "a huge file" {
+				os.Remove(path)
+			}
+			if err := c.make(path); err != nil {
+				t.Fatal(err)
+			}
+			cred, err := authproxy.Find(nil, home)
+			if cred != nil || err == nil || !strings.Contains(err.Error(), path+c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Find = %v, %v; want one line with %q", cred, err, path+c.want)
+			}
+		})
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/connlimit"
 )
 
 // oauthBeta is the anthropic-beta flag the API requires with an OAuth access
@@ -45,7 +47,15 @@ type Server struct {
 	// endpoint: through the launching environment's proxy, where it names
 	// one (package envproxy). nil means directly.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MaxConns is how many connections Serve holds at once (each costs
+	// the launcher two descriptors while proxied); one more is answered
+	// 503 and closed. 0 means DefaultMaxConns.
+	MaxConns int
 }
+
+// DefaultMaxConns bounds the credential proxy's connections: Claude Code
+// keeps a few (its requests, subagents', the title's, compaction's).
+const DefaultMaxConns = 128
 
 // PlaceholderPrefix starts every session token, and tells a reader of
 // Claude's environment (or `claude-sandbox verify`) what it is.
@@ -89,8 +99,8 @@ func (s *Server) Serve(l net.Listener) error {
 				apiError(w, http.StatusMethodNotAllowed, "invalid_request_error", "the credential proxy forwards only the API's methods (GET, HEAD, POST, DELETE), not "+r.Method)
 				return
 			}
-			if !underBase(r.URL.Path) {
-				apiError(w, http.StatusBadRequest, "invalid_request_error", "the credential proxy forwards only paths that stay under the API's base: no . or .. segment, backslash or percent sign once decoded")
+			if !PlainTarget(r.RequestURI) {
+				apiError(w, http.StatusBadRequest, "invalid_request_error", "the credential proxy forwards only a plain absolute path under the API's base: segments of letters, digits, - . _ ~ (no empty, . or .. segment), then a query of visible ASCII but # and backslash")
 				return
 			}
 			// The upstream may answer before the request body has been read
@@ -100,10 +110,17 @@ func (s *Server) Serve(l net.Listener) error {
 			http.NewResponseController(w).EnableFullDuplex()
 			proxy.ServeHTTP(w, r)
 		}),
-		ReadHeaderTimeout: time.Minute, // a stalled connection from the sandbox is dropped
+		// A connection that stalls, or sends headers without end, is
+		// dropped: the sandbox's, or any local process's in open mode.
+		ReadHeaderTimeout: connlimit.HeaderTimeout,
+		MaxHeaderBytes:    connlimit.MaxHeaderBytes,
+		IdleTimeout:       connlimit.IdleTimeout,
 		ErrorLog:          quiet,
 	}
-	return srv.Serve(l)
+	max := cmp.Or(s.MaxConns, DefaultMaxConns)
+	body, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{
+		"type": "api_error", "message": fmt.Sprintf("claude-sandbox: the credential proxy holds %d connections, its bound; close some and try again", max)}})
+	return srv.Serve(connlimit.Listen(l, max, connlimit.Refusal("", "application/json", string(body))))
 }
 
 // apiMethods are the methods of Anthropic's API, and HEAD, which is GET
@@ -112,22 +129,71 @@ func (s *Server) Serve(l net.Listener) error {
 // CONNECT asks a gateway for a tunnel.
 var apiMethods = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodDelete: true}
 
-// underBase reports whether a request's path, decoded, stays where it is
-// below the upstream's path prefix: a gateway that normalises it would
-// take a . or .. segment (Tomcat also "..;param"), a backslash (read as a
-// slash by some) or a percent sign left by a second encoding out of the
-// prefix, to its own paths, with the credential.
-func underBase(path string) bool {
+// PlainTarget reports whether a request's target, as the sandbox sent it,
+// is a plain absolute path, with a query or without: the only form that,
+// joined to the upstream's base, names a resource under that base on that
+// host for every reader. A gateway that resolves the forwarded target as a
+// URL reference (RFC 3986 section 5, Go's url.ResolveReference) or
+// normalises it takes anything else elsewhere, with the credential: an
+// empty segment (//host/x is a network-path reference, /v1//x becomes one
+// after a join or a merge of slashes), a scheme or authority (absolute and
+// authority forms, *), a . or .. segment (raw, encoded, or Tomcat's ..;),
+// a backslash (read as a slash by some), a percent sign that decodes to
+// anything but a letter, digit, - _ or ~ (%2F, %5C, %2e, a second
+// encoding %25), and ; : @ [ ] (path parameters, userinfo, a port, IPv6
+// brackets), which are no part of the API's paths. The query may hold any
+// visible ASCII but # and the backslash; control characters, spaces and non-ASCII bytes
+// are refused everywhere.
+func PlainTarget(target string) bool {
+	path, query, _ := strings.Cut(target, "?")
 	if !strings.HasPrefix(path, "/") {
 		return false
 	}
 	for seg := range strings.SplitSeq(path[1:], "/") {
-		name, _, _ := strings.Cut(seg, ";")
-		if name == "." || name == ".." || strings.ContainsAny(seg, `\%`) {
+		if !plainSegment(seg) {
+			return false
+		}
+	}
+	for i := 0; i < len(query); i++ {
+		if c := query[i]; c <= ' ' || c >= 0x7f || c == '#' || c == '\\' {
 			return false
 		}
 	}
 	return true
+}
+
+// plainSegment reports whether one segment of a path is a name: not empty,
+// not only dots, of unreserved characters, and percent escapes of
+// letters, digits, - _ and ~ only.
+func plainSegment(seg string) bool {
+	dots := 0
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		if c == '%' {
+			if i+2 >= len(seg) {
+				return false
+			}
+			d, err := hex.DecodeString(seg[i+1 : i+3])
+			if err != nil || !nameByte(d[0]) {
+				return false
+			}
+			i += 2
+			continue
+		}
+		if c == '.' {
+			dots++
+			continue
+		}
+		if !nameByte(c) {
+			return false
+		}
+	}
+	return seg != "" && dots < len(seg)
+}
+
+// nameByte is an unreserved character of RFC 3986 but the dot.
+func nameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '~'
 }
 
 // LastError is why the last refresh of a file login failed, nil when it

@@ -493,6 +493,10 @@ func TestForwardsOnlyTheAPIsMethodsAndPaths(t *testing.T) {
 		{"GET", "/./v1/models", http.StatusBadRequest},
 		{"POST", "/v1/messages/..", http.StatusBadRequest},
 		{"GET", "http://api.test/v1/../../admin", http.StatusBadRequest},
+		{"GET", "//evil.test/v1/messages", http.StatusBadRequest},
+		{"GET", "/v1//evil.test/x", http.StatusBadRequest},
+		{"GET", "/%2F%2Fevil.test/x", http.StatusBadRequest},
+		{"POST", "http://evil.test/v1/messages", http.StatusBadRequest},
 	} {
 		code, got := raw(t, base, c.method, c.target)
 		if code != c.code || !strings.Contains(got, `"type":"invalid_request_error"`) || strings.Contains(got, "sk-ant-api03-real") {

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/connlimit"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
@@ -31,7 +33,15 @@ type Proxy struct {
 	// covers is reached through it, by name, once the policy allowed the
 	// name: the upstream proxy resolves it (ADR 0021).
 	Upstream *envproxy.Settings // nil: every destination is dialled directly
+	// MaxConns is how many connections Serve holds at once (a tunnel or a
+	// request costs the launcher two descriptors); one more is answered
+	// 503 and closed. 0 means DefaultMaxConns.
+	MaxConns int
 }
+
+// DefaultMaxConns bounds the allowlist proxy's connections: a package
+// manager opens some tens at once (npm 15 per host, pip 10).
+const DefaultMaxConns = 512
 
 // dialTimeout bounds each connection attempt of the default dialer.
 const dialTimeout = 10 * time.Second
@@ -93,9 +103,14 @@ func (p *Proxy) Serve(l net.Listener) error {
 			p.refuse(w, http.StatusBadGateway, host, port, err.Error())
 		},
 	}
-	// A client that stops talking gives its connection's memory back.
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: time.Minute, IdleTimeout: 2 * time.Minute, ErrorLog: quiet}
-	if err := srv.Serve(l); !errors.Is(err, net.ErrClosed) {
+	// A client that stops talking, or sends headers without end, gives its
+	// connection's memory back.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: connlimit.HeaderTimeout, MaxHeaderBytes: connlimit.MaxHeaderBytes,
+		IdleTimeout: connlimit.IdleTimeout, ErrorLog: quiet}
+	max := cmp.Or(p.MaxConns, DefaultMaxConns)
+	why := fmt.Sprintf("the proxy holds %d connections of this sandbox's, its bound", max)
+	refusal := connlimit.Refusal(DeniedHeader+": "+why+"\r\n", "text/plain; charset=utf-8", "claude-sandbox: refused: "+why+"; close some and try again\n")
+	if err := srv.Serve(connlimit.Listen(l, max, refusal)); !errors.Is(err, net.ErrClosed) {
 		return err
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -192,5 +193,39 @@ func TestLoad(t *testing.T) {
 	write(filepath.Join(home, "team.inc"), "[core\n")
 	if _, _, err := Load(filepath.Join(home, ".gitconfig"), home); err == nil || err.Error() != filepath.Join(home, "team.inc")+":1: bad git config line (git refuses this file too)" {
 		t.Errorf("bad include: %v", err)
+	}
+}
+
+// A config a session could have left as a FIFO, or grown past the bound,
+// is an error, never waited on or held; /dev/null, which users name to
+// load no global config, is an empty file.
+func TestLoadReadsOnlyPlainFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.inc")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.inc")
+	if err := os.WriteFile(huge, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, maxConfigFile+1); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ inc, want string }{
+		{fifo, fifo + " is a FIFO, not a regular file"},
+		{huge, huge + " is larger than the 4194304 bytes"},
+	} {
+		cfg := filepath.Join(dir, "config")
+		if err := os.WriteFile(cfg, []byte("[include]\n\tpath = "+c.inc+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Load(cfg, dir); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("an include of %s: %v; want %q...", c.inc, err, c.want)
+		}
+	}
+	entries, files, err := Load(os.DevNull, dir)
+	if err != nil || len(entries) != 0 || len(files) != 1 || !files[0].Exists {
+		t.Errorf("Load(/dev/null) = %v, %v, %v; want one existing file without entries", entries, files, err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 )
 
 // maxIncludeDepth is git's: deeper includes make git stop, so nothing in
@@ -27,7 +29,9 @@ type File struct {
 // "%(prefix)/" paths are not followed (they name another user's or git's
 // own installation). A missing file is listed and has no entries; a file
 // that exists but cannot be read as a config (a directory, no permission)
-// is listed too: git refuses it and stops, so nothing in it runs.
+// is listed too: git refuses it and stops, so nothing in it runs. One that
+// is a FIFO, a device or larger than maxConfigFile is an error: the
+// launch refuses it rather than wait on it or hold it.
 func Load(path, home string) ([]Entry, []File, error) {
 	return LoadFrom(path, path, home)
 }
@@ -53,12 +57,16 @@ func (l *loader) load(path string, depth int) error {
 	if path == l.path {
 		src = l.from
 	}
-	data, err := os.ReadFile(src)
+	data, err := readConfig(src)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) && !exists(src) {
 		l.files = append(l.files, File{Path: path})
 		return nil
 	}
 	l.files = append(l.files, File{Path: path, Exists: true})
+	var refused *plainfile.Error
+	if errors.As(err, &refused) && !plainfile.IsDir(err) {
+		return err
+	}
 	if err != nil {
 		return nil
 	}
@@ -92,6 +100,22 @@ func (l *loader) includePath(value, from string) (string, bool) {
 		value = filepath.Join(filepath.Dir(from), value)
 	}
 	return filepath.Clean(value), true
+}
+
+// maxConfigFile bounds a config file the launch reads: git's own are a few
+// kilobytes, and a session may have left anything where an include points.
+const maxConfigFile = 4 << 20
+
+// readConfig reads a config file as a regular file of any owner's (a
+// repository's may be another user's, and a link is the user's choice for
+// ~/.gitconfig), bounded: a FIFO, a device or a huge file is refused, not
+// waited on. /dev/null, which users name to load no global config, reads
+// as empty.
+func readConfig(path string) ([]byte, error) {
+	if path == os.DevNull {
+		return nil, nil
+	}
+	return plainfile.Read(path, plainfile.Limits{Max: maxConfigFile, Owner: plainfile.AnyOwner, FollowLinks: true})
 }
 
 func exists(path string) bool {

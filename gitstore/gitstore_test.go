@@ -335,3 +335,21 @@ func TestAdoptFollowsNoLinkToTheWorkingTree(t *testing.T) {
 		t.Errorf("the store's entry is gone: %v", err)
 	}
 }
+
+// A FIFO a session left in the store where adopt reads a file is refused
+// at once: it does not block the open.
+func TestAdoptWaitsOnNoFIFO(t *testing.T) {
+	for _, name := range []string{"HEAD", "config", "packed-refs"} {
+		t.Run(name, func(t *testing.T) {
+			store, dir, _ := stored(t, "", func(g string) {
+				os.Remove(filepath.Join(g, name))
+				if err := unix.Mkfifo(filepath.Join(g, name), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if _, err := Adopt(Store{Dir: store}, dir); err == nil || !strings.Contains(err.Error(), "is not a plain file") {
+				t.Fatalf("Adopt: %v, want a FIFO refused", err)
+			}
+		})
+	}
+}

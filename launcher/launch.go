@@ -28,6 +28,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
@@ -180,6 +181,7 @@ func (pr *Prepared) placeLogin() error {
 type Checked struct {
 	*Prepared
 	budget budget
+	conns  connBounds
 }
 
 // Check settles a launch and makes its other checks before anything
@@ -199,6 +201,9 @@ func Check(p host.Paths, args, environ []string) (*Checked, error) {
 	}
 	c := &Checked{Prepared: pr}
 	if c.budget, err = planBudget(facts); err != nil {
+		return nil, err
+	}
+	if c.conns, err = launcherBounds(); err != nil {
 		return nil, err
 	}
 	for _, part := range homeParts(pr.Launch.Home, pr.Resolved.Made()) {
@@ -252,7 +257,7 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 	}
 	defer term.close()
 	stderr = term.messages(stderr)
-	svc, err := newServices(pr, authL, stderr)
+	svc, err := newServices(pr, authL, c.conns, stderr)
 	if err != nil {
 		return 0, err
 	}
@@ -761,17 +766,11 @@ func storePoint(p string) error {
 	return os.Mkdir(p, 0o700)
 }
 
-// copyFile replaces to with a copy of from, a regular file, in one rename:
-// a sandbox already running never reads half a copy.
+// copyFile replaces to with a copy of from, a regular file (not a link)
+// of at most maxCopiedFile bytes, in one rename: a sandbox already running
+// never reads half a copy.
 func copyFile(from, to string) error {
-	fi, err := os.Lstat(from)
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", from)
-	}
-	data, err := os.ReadFile(from)
+	data, err := plainfile.Read(from, plainfile.Limits{Max: maxCopiedFile, Owner: plainfile.AnyOwner})
 	if err != nil {
 		return err
 	}
@@ -789,6 +788,10 @@ func copyFile(from, to string) error {
 	}
 	return os.Rename(tmp.Name(), to)
 }
+
+// maxCopiedFile bounds a repository's config the launch copies into the git
+// store: git's are kilobytes, and the session may have written this one.
+const maxCopiedFile = 4 << 20
 
 // writeNew creates path with content, failing if it exists.
 func writeNew(path, content string, mode os.FileMode) error {

@@ -58,14 +58,14 @@ func listenCredentialProxy(pr *Prepared) (net.Listener, error) {
 // newServices prepares what a plan needs: in open mode the credential
 // proxy serves authL; in allowlist mode the listeners arrive from init, as
 // does the warden's listener in both.
-func newServices(pr *Prepared, authL net.Listener, stderr io.Writer) (*services, error) {
+func newServices(pr *Prepared, authL net.Listener, conns connBounds, stderr io.Writer) (*services, error) {
 	s := &services{authL: authL}
 	if pr.Credential != nil && !pr.SharedGateway {
 		s.auth = &authproxy.Server{Upstream: pr.Upstream, Credential: pr.Credential, Placeholder: pr.Launch.AuthToken, TokenURL: authproxy.TokenURL,
-			Dial: pr.Via.Dialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)}
+			Dial: pr.Via.Dialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext), MaxConns: conns.auth}
 	}
 	if pr.Plan.Egress != nil {
-		s.egress = &egress.Proxy{Policy: *pr.Plan.Egress, Upstream: pr.Via, Log: &egress.Log{
+		s.egress = &egress.Proxy{Policy: *pr.Plan.Egress, Upstream: pr.Via, MaxConns: conns.egress, Log: &egress.Log{
 			Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr,
 		}}
 	}

@@ -5,8 +5,12 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 	"github.com/claude-sandbox/claude-sandbox/jsonc"
 )
+
+// maxSettingsFile bounds the user's settings.json the launch reads.
+const maxSettingsFile = 4 << 20
 
 // wireStatusLine adds the product's status line to the user's settings.json
 // when it has none: a status line the user set, or a statusLine key of any
@@ -14,11 +18,13 @@ import (
 // read-only; a file it cannot read or parse is left for Claude Code to
 // report, and the launch goes on either way, since the line is a display.
 func wireStatusLine(path string) {
-	fi, err := os.Lstat(path) // a link is refused by the policy before this runs
-	if err != nil || !fi.Mode().IsRegular() {
+	// A link is refused by the policy before this runs; a FIFO, a device,
+	// another user's or a huge file is left alone, never waited on.
+	old, err := plainfile.Read(path, plainfile.Limits{Max: maxSettingsFile, Owner: os.Getuid(), DirOwner: true})
+	if err != nil {
 		return
 	}
-	old, err := os.ReadFile(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return
 	}

@@ -234,6 +234,9 @@ var probes = map[string]func(arg string) error{
 	// io_uring CALL: call io_uring_setup, io_uring_enter or io_uring_register with bad arguments.
 	// flood MAX: fork idle children until refused or MAX, then wait for SIGTERM.
 	"flood": flood,
+	// conn-flood SLOW,IDLE[,ADDR...]: flood the launcher's proxies with
+	// connections (connFlood), then wait for SIGTERM.
+	"conn-flood": connFlood,
 	"io_uring": func(call string) error {
 		nr := map[string]uintptr{"setup": unix.SYS_IO_URING_SETUP, "enter": unix.SYS_IO_URING_ENTER, "register": unix.SYS_IO_URING_REGISTER}[call]
 		_, _, errno := unix.RawSyscall6(nr, ^uintptr(0), 0, 0, 0, 0, 0)
@@ -353,4 +356,71 @@ func withControllingTTY(f func(fd int) error) error {
 		return fmt.Errorf("setup: TIOCSCTTY: %w", err)
 	}
 	return f(slave)
+}
+
+// connFlood opens, to each of the addresses given (by default the proxies
+// of an allowlist sandbox: the allowlist proxy and the credential proxy),
+// SLOW connections that send a
+// request's headers in 16 KiB lines, one line to each per round, up to
+// 1 MiB each, and keeps them open; then IDLE connections that send nothing,
+// to each in turn. A write the proxy cuts off (431, or its close) ends
+// that connection's headers. It prints what it opened and why it stopped,
+// then waits for SIGTERM.
+func connFlood(arg string) error {
+	var slow, idle int
+	fields := strings.Split(arg, ",")
+	if _, err := fmt.Sscanf(arg, "%d,%d", &slow, &idle); err != nil || slow < 0 || idle < 0 {
+		return fmt.Errorf("conn-flood: want SLOW,IDLE[,ADDR...], not %q", arg)
+	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM)
+	addrs := []string{"127.0.0.1:3128", "127.0.0.1:3129"}
+	if len(fields) > 2 {
+		addrs = fields[2:]
+	}
+	var slowConns, idleConns []net.Conn
+	for range slow {
+		for _, a := range addrs {
+			c, err := net.Dial("tcp", a)
+			if err != nil {
+				return err
+			}
+			c.Write([]byte("POST /v1/messages HTTP/1.1\r\nHost: api.test\r\n"))
+			slowConns = append(slowConns, c)
+		}
+	}
+	line := []byte("X-Pad: " + strings.Repeat("a", 16<<10-9) + "\r\n")
+	cut := make([]bool, len(slowConns))
+	for range (1 << 20) / len(line) {
+		for i, c := range slowConns {
+			if cut[i] {
+				continue
+			}
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := c.Write(line); err != nil {
+				cut[i] = true
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ended := 0
+	for _, c := range cut {
+		if c {
+			ended++
+		}
+	}
+	why := "reached the count"
+	for i := range idle {
+		// A launcher out of descriptors accepts nothing, and its queue
+		// fills: a connection then waits for an accept that never comes.
+		c, err := net.DialTimeout("tcp", addrs[i%len(addrs)], 2*time.Second)
+		if err != nil {
+			why = err.Error()
+			break
+		}
+		idleConns = append(idleConns, c)
+	}
+	fmt.Printf("conn-flood: %d slow connections (%d cut off), %d idle, then %s\n", len(slowConns), ended, len(idleConns), why)
+	<-stop
+	return nil
 }
