@@ -100,6 +100,11 @@ func (c Credential) String() string { return fmt.Sprintf("%v from %s", c.Kind, c
 // can leave anything at the path of a login that does not exist yet.
 const maxLoginFile = 1 << 20
 
+// loginLimits are what a credentials file may be: a regular file of the
+// user's (or of the owner of ~/.claude, a mount of the host's in a
+// container run as root), of at most maxLoginFile bytes.
+var loginLimits = plainfile.Limits{Max: maxLoginFile, Owner: os.Getuid(), DirOwner: true}
+
 // Find returns the credential Claude Code would use, nil when there is none.
 // Empty variables count as unset. A file login is the one at Claude Code's
 // path when it holds one (a login made since the last launch, which Keep
@@ -135,7 +140,7 @@ func Find(environ []string, home string) (*Credential, error) {
 // file is missing, empty (the launcher emptied it when it kept its login)
 // or holds no login.
 func loginAt(path string) (*credFile, error) {
-	data, err := plainfile.Read(path, plainfile.Limits{Max: maxLoginFile, Owner: os.Getuid(), DirOwner: true})
+	data, err := plainfile.Read(path, loginLimits)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
@@ -144,6 +149,13 @@ func loginAt(path string) (*credFile, error) {
 	case err != nil:
 		return nil, fmt.Errorf("cannot read Claude's login: %w", err)
 	}
+	return loginIn(path, data)
+}
+
+// loginIn reads the login in data, a credentials file's content: nil when
+// the file is empty (the launcher emptied it when it kept its login) or
+// holds no login.
+func loginIn(path string, data []byte) (*credFile, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil
 	}

@@ -1,12 +1,10 @@
 package authproxy
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,11 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 )
-
-// maxLogin bounds what is read of a credentials file: a login is a few
-// hundred bytes.
-const maxLogin = 1 << 20
 
 const keptName = "credentials.json"
 
@@ -180,29 +175,13 @@ func openLogin(dir int, name, shown string) (*credFile, *os.File, error) {
 	return cf, f, nil
 }
 
+// readLogin reads the login in f as Find reads a credentials file.
 func readLogin(f *os.File) (*credFile, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file; the launcher reads Claude's login only from one", f.Name())
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxLogin+1))
+	data, err := plainfile.ReadOpen(f, loginLimits)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read Claude's login: %w", err)
 	}
-	if len(data) > maxLogin {
-		return nil, fmt.Errorf("%s is larger than a login (%d bytes at most)", f.Name(), maxLogin)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil
-	}
-	cf, err := parseFile(f.Name(), data)
-	if err != nil || !cf.loggedIn() {
-		return nil, err
-	}
-	return cf, nil
+	return loginIn(f.Name(), data)
 }
 
 // Release puts the kept login back at Claude Code's path when that holds

@@ -83,8 +83,16 @@ func Read(path string, l Limits) ([]byte, error) {
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
+	return ReadOpen(f, l)
+}
+
+// ReadOpen is Read for a file the caller opened itself (for writing too,
+// say), without following a link and without blocking: what was opened is
+// checked and read as Read does, and f stays open. f.Name() is its path.
+func ReadOpen(f *os.File, l Limits) ([]byte, error) {
+	path := f.Name()
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if err := check(path, &st, l, dirOwner(path, l)); err != nil {
