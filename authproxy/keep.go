@@ -1,8 +1,6 @@
 package authproxy
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 )
@@ -127,28 +126,7 @@ func (k *keeper) moveFrom(cf *credFile, f *os.File, err error) error {
 // kept file is one login at every moment, and no write reaches a file
 // another name may reach.
 func (k *keeper) save(data []byte) error {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return err
-	}
-	tmp := ".new-" + hex.EncodeToString(b[:])
-	fd, err := unix.Openat(k.dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return err
-	}
-	f := os.NewFile(uintptr(fd), filepath.Join(k.home, layout.KeptLoginDir, tmp))
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Renameat(k.dir, tmp, k.dir, keptName)
-	}
-	if err != nil {
-		unix.Unlinkat(k.dir, tmp, 0)
+	if err := atomicfile.WriteAt(k.dir, keptName, data, 0o600); err != nil {
 		return err
 	}
 	return unix.Fsync(k.dir)

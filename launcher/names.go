@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
@@ -96,24 +96,7 @@ func ownCopy(path string) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		return fail(cmp.Or(err, error(unix.EINVAL)))
 	}
-	tmp := name + ".claude-sandbox-copy"
-	unix.Unlinkat(dir, tmp, 0) // a copy a failed launch left
-	dst, err := openAt(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, uint32(fi.Mode().Perm()))
-	if err != nil {
-		return fail(err)
-	}
-	_, err = io.Copy(dst, src)
-	if err == nil {
-		err = dst.Sync()
-	}
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Renameat(dir, tmp, dir, name)
-	}
-	if err != nil {
-		unix.Unlinkat(dir, tmp, 0)
+	if err := atomicfile.CopyAt(dir, name, src, fi.Mode().Perm()); err != nil {
 		return fail(err)
 	}
 	return nil
