@@ -159,6 +159,8 @@ func (w *Warden) carryIndex(from, to resolved, flags uint64, tops []string, shar
 	if mounted, err := mountPoint(to); err != nil || mounted {
 		return unix.EBUSY
 	}
+	carrying <- struct{}{}
+	defer func() { <-carrying }()
 	data, mode, e := readRegular(from, maxIndex)
 	if e != 0 {
 		return e
@@ -204,6 +206,13 @@ func (w *Warden) refused(path, why string) {
 // index for ten million files. A larger file is refused (EFBIG) rather
 // than read into the launcher's memory.
 const maxIndex = 1 << 30
+
+// carrying lets one index at a time be read and checked in the launcher,
+// whatever number of workers and of wardens (the background service runs
+// one per client sandbox) it holds: an index is read whole, and with the
+// index it replaces when an entry needs it, so the launcher holds at most
+// twice maxIndex of them, where a worker each could hold that much.
+var carrying = make(chan struct{}, 1)
 
 // readRegular reads the regular file r names, of at most max bytes,
 // without following a link.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
@@ -68,6 +69,37 @@ func indexWardenCase(t *testing.T) (ws string, w *Warden, index []byte) {
 // by the warden, as a copy, only when every path listed is one git checks
 // out and the sandbox may write; any other way to write the index is
 // refused. Red without carryIndex's check, renameIndex, or refuseIndex.
+// Indexes are carried one at a time, whatever the workers: a carry waits
+// while another holds its index in the launcher's memory, and goes on when
+// that one is done.
+func TestIndexCarriedOneAtATime(t *testing.T) {
+	ws, w, good := indexWardenCase(t)
+	gitDir := filepath.Join(ws, ".git")
+	dir := openPath(t, gitDir)
+	if err := os.WriteFile(filepath.Join(gitDir, "index.lock"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	carrying <- struct{}{} // another carry under way
+	done := make(chan unix.Errno)
+	go func() {
+		_, e := w.renameIndex(resolved{dir: dir, name: "index.lock", file: -1}, resolved{dir: dir, name: "index", file: -1}, 0)
+		done <- e
+	}()
+	select {
+	case e := <-done:
+		<-carrying
+		t.Fatalf("a carry went on while another held its index (errno %v)", e)
+	case <-time.After(200 * time.Millisecond):
+	}
+	<-carrying
+	if e := <-done; e != 0 {
+		t.Fatalf("the carry, once the other was done: %v", e)
+	}
+	if got, _ := os.ReadFile(filepath.Join(gitDir, "index")); !bytes.Equal(got, good) {
+		t.Error("the index is not the carried copy")
+	}
+}
+
 func TestIndexCarried(t *testing.T) {
 	ws, w, good := indexWardenCase(t)
 	gitDir := filepath.Join(ws, ".git")
