@@ -35,8 +35,27 @@ func (c *Credential) Keep() error {
 		return fmt.Errorf("cannot keep Claude's login outside the sandbox: %w", err)
 	}
 	defer k.close()
-	_, err = k.take()
-	return err
+	cf, err := k.take()
+	if err != nil || cf == nil {
+		return err
+	}
+	return coverable(filepath.Join(s.home, layout.CredentialsFile))
+}
+
+// coverable makes Claude Code's credentials file empty when it is missing
+// while the launcher keeps a login: the sandbox covers the file only where
+// it exists, and a login a session wrote at a missing path would be moved
+// over the kept one by the next launch, which cannot tell it from the
+// user's.
+func coverable(path string) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if errors.Is(err, unix.EEXIST) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot make %s, which the sandbox covers while the launcher keeps the login: %w", path, err)
+	}
+	return unix.Close(fd)
 }
 
 // keeper holds the kept login's directory open and locked: the lock every

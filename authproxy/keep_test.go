@@ -149,3 +149,28 @@ func TestRelease(t *testing.T) {
 		t.Errorf("Release replaced the login at the path with %q", data)
 	}
 }
+
+// While the launcher keeps the login, Claude Code's credentials file is
+// there for the sandbox's cover: one the user removed is made again, empty,
+// so that no session can write a login there that the next launch would
+// move over the kept one.
+func TestKeepLeavesAFileToCover(t *testing.T) {
+	home := writeLogin(t, fileLogin)
+	path := filepath.Join(home, layout.CredentialsFile)
+	if err := mustFind(t, nil, home).Keep(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := mustFind(t, nil, home).Keep(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s after Keep: %v, %v; want an empty file of mode 0600", path, fi, err)
+	}
+	if got := forwarded(t, mustFind(t, nil, home)); got != "sk-ant-oat01-file" {
+		t.Errorf("the kept login sends %q", got)
+	}
+}

@@ -164,16 +164,28 @@ func (pr *Prepared) settleProxies(environ []string) error {
 
 // placeLogin puts a file login where this launch's credential mode wants
 // it before any sandbox of the launch exists (ADR 0039): kept outside with
-// one name, which no sandbox sees, or back where Claude Code reads it when
-// it enters.
+// one name, which no sandbox sees, with an empty file at Claude Code's path
+// for the sandbox's cover, or back where Claude Code reads it when it
+// enters.
 func (pr *Prepared) placeLogin() error {
 	if pr.Conf.CredentialMode() == sandbox.CredentialsInside {
 		return authproxy.Release(pr.Launch.Home)
 	}
-	if pr.Credential != nil {
-		return pr.Credential.Keep()
+	if pr.Credential == nil {
+		return nil
 	}
-	return nil
+	cred := filepath.Join(pr.Launch.Home, layout.CredentialsFile)
+	_, missing := os.Lstat(cred)
+	if err := pr.Credential.Keep(); err != nil {
+		return err
+	}
+	if _, now := os.Lstat(cred); missing == nil || now != nil {
+		return nil
+	}
+	// Keep made the file the sandbox covers: the plan must see it.
+	var err error
+	pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.Launch)
+	return err
 }
 
 // Checked is a launch that passed every check made before anything
