@@ -140,7 +140,10 @@ func homeGitConfig(c *Conf, l Launch) (*HomeGitConfig, error) {
 }
 
 // gitConfig adds the home's git configuration: a file of the home's tmpfs,
-// before the share-home binds, when it carries anything.
+// before the share-home binds, when it carries anything. bwrap's --file
+// writes through whatever is mounted at its path when it runs: it must
+// come after the home's tmpfs and before any bind that could land at
+// ~/.gitconfig, or it would write a file outside.
 func (p *Plan) gitConfig(home string, g *HomeGitConfig) {
 	p.GitConfig = g
 	if g == nil || len(g.Carried) == 0 {

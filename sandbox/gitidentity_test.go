@@ -143,6 +143,13 @@ func TestAssembleGitConfig(t *testing.T) {
 	if i < 0 || lines[i-1] != "ide-locks --tmpfs ~/.claude/ide" || lines[i+1] != "share-home --ro-bind-try ~/.config/gh" {
 		t.Errorf("mounts: %q", lines)
 	}
+	// Nothing before it is mounted at ~/.gitconfig or above but the home's
+	// tmpfs (and the read-only root): --file writes through a bind.
+	for _, m := range p.Mounts[:slices.IndexFunc(p.Mounts, func(m Mount) bool { return m.Op == OpFile })] {
+		if dest := "/nonexistent/home/u/.gitconfig"; m.Dest != "/" && m.Rule != RuleHome && (m.Dest == dest || strings.HasPrefix(dest, m.Dest+"/")) {
+			t.Errorf("%s %s %s comes before the file", m.Rule, m.Op, m.Dest)
+		}
+	}
 	if !strings.Contains(strings.Join(p.BwrapArgs(), " "), "--perms 0644 --file 8 /nonexistent/home/u/.gitconfig --ro-bind-try") {
 		t.Errorf("argv: %q", p.BwrapArgs())
 	}
