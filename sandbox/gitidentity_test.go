@@ -34,7 +34,7 @@ func TestGitConfigCarried(t *testing.T) {
 		"include.path", "includeif.gitdir:~/w/.path", "protocol.ext.allow", "protocol.allow", "protocol.FILE.allow",
 		"protocol.fd.allow", "safe.directory", "diff.external", "diff.pdf.textconv", "filter.lfs.smudge",
 		"merge.tool", "merge.x.driver", "submodule.x.update", "remote.origin.url", "remote.origin.uploadpack",
-		"sendemail.smtppass", "github.token", "user", "color",
+		"sendemail.smtppass", "github.token", "rerere.enabled", "user", "color",
 	} {
 		if _, ok := GitConfigCarried(name); ok {
 			t.Errorf("%s is carried", name)

@@ -133,7 +133,9 @@ func ClaudeReadOnlyFile(rel string) bool {
 // section. Left out on purpose: signing (user.signingKey, commit.gpgSign,
 // gpg.*: the key is not inside), protocol.allow and protocol.ext.allow
 // (the ext:: transport runs a command), safe.directory (it trusts another
-// user's repository, whose configuration runs programs).
+// user's repository, whose configuration runs programs), rerere.enabled
+// (git inside would record resolutions in the repository's rr-cache, which
+// git outside applies at the user's next conflict).
 var gitConfigCarried = []struct {
 	names []string
 	why   string
@@ -144,7 +146,7 @@ var gitConfigCarried = []struct {
 	{[]string{"core.autocrlf", "core.eol", "core.safecrlf", "core.whitespace", "core.quotePath"},
 		"how git converts line endings, flags white space and quotes paths: settings git applies itself, naming no file or program"},
 	{[]string{"pull.rebase", "pull.ff", "push.default", "push.autoSetupRemote", "push.followTags", "fetch.prune",
-		"merge.conflictStyle", "merge.ff", "rebase.autoStash", "rebase.autoSquash", "rebase.updateRefs", "rerere.enabled"},
+		"merge.conflictStyle", "merge.ff", "rebase.autoStash", "rebase.autoSquash", "rebase.updateRefs"},
 		"how pull, push, fetch, merge and rebase behave: choices among git's own behaviours, naming no remote, URL or program"},
 	{[]string{"diff.algorithm", "diff.colorMoved", "diff.renames", "diff.mnemonicPrefix", "log.date", "branch.sort", "tag.sort", "column.ui"},
 		"how git shows diffs, logs and lists: git's own formats, no external diff or pager"},
