@@ -21,7 +21,7 @@ import (
 )
 
 // MinBwrap is the oldest bubblewrap whose flags the launcher uses
-// (--clearenv, --ro-bind-data, --json-status-fd).
+// (--clearenv, --ro-bind-data, --json-status-fd, --perms).
 var MinBwrap = [3]int{0, 5, 0}
 
 // Finding is one check's result.

@@ -40,16 +40,27 @@ func Load(path, home string) ([]Entry, []File, error) {
 // from (a copy of it kept elsewhere); its includes are taken from path's
 // directory, as git would take them.
 func LoadFrom(path, from, home string) ([]Entry, []File, error) {
-	l := &loader{home: home, path: path, from: from}
+	l := &loader{home: home, path: path, from: from, conditional: true}
+	err := l.load(path, 0)
+	return l.entries, l.files, err
+}
+
+// LoadUnconditional is Load following include.path only: the entries git
+// reads from the file wherever it reads the file. An includeIf's entries
+// apply only in the repositories (or on the branches, or with the remotes)
+// its condition names, so they are left out with the includeIf.
+func LoadUnconditional(path, home string) ([]Entry, []File, error) {
+	l := &loader{home: home, path: path, from: path}
 	err := l.load(path, 0)
 	return l.entries, l.files, err
 }
 
 type loader struct {
-	home       string
-	path, from string // the file of Load read from elsewhere
-	entries    []Entry
-	files      []File
+	home        string
+	path, from  string // the file of Load read from elsewhere
+	conditional bool   // includeIf's files are followed too
+	entries     []Entry
+	files       []File
 }
 
 func (l *loader) load(path string, depth int) error {
@@ -76,7 +87,7 @@ func (l *loader) load(path string, depth int) error {
 	}
 	for _, e := range entries {
 		l.entries = append(l.entries, e)
-		if e.Kind() != Include || e.NoValue || depth+1 > maxIncludeDepth {
+		if e.Kind() != Include || e.NoValue || depth+1 > maxIncludeDepth || !l.conditional && e.Section() != "include" {
 			continue
 		}
 		inc, ok := l.includePath(e.Value, path)

@@ -1,7 +1,7 @@
 // Package gitconfig reads git's configuration files the way git does: the
 // syntax (sections, subsections, quoting, escapes, continuation lines,
 // comments), the case rules, and which keys name files or commands. It
-// reads; it never writes, and it never runs git.
+// writes only what it read, again (Format), and it never runs git.
 package gitconfig
 
 import (

@@ -410,9 +410,10 @@ type bwrapInputs struct {
 	statusR, blockW *os.File
 }
 
-// newBwrapInputs makes bwrap's inputs for plan: its options and the
-// seccomp filter in memory files, the status and block pipes, and init's
-// end of the control socket.
+// newBwrapInputs makes bwrap's inputs for plan: its options, the seccomp
+// filter and the content of each file it makes in memory files, the
+// status and block pipes, and init's end of the control socket. A
+// descriptor the plan does not read stays closed in bwrap.
 func newBwrapInputs(plan *sandbox.Plan, control *os.File) (*bwrapInputs, error) {
 	in := &bwrapInputs{files: make([]*os.File, sandbox.InheritedFDs)}
 	put := func(fd int, f *os.File) { in.files[fd-3] = f }
@@ -428,6 +429,14 @@ func newBwrapInputs(plan *sandbox.Plan, control *os.File) (*bwrapInputs, error) 
 		return nil, err
 	}
 	put(sandbox.SeccompFD, filter)
+	for fd, data := range plan.FileContents() {
+		f, err := memfd("claude-sandbox-file", data)
+		if err != nil {
+			in.close()
+			return nil, err
+		}
+		put(fd, f)
+	}
 	var statusW, blockR *os.File
 	if in.statusR, statusW, err = os.Pipe(); err == nil {
 		put(sandbox.StatusFD, statusW)
@@ -455,7 +464,7 @@ func (in *bwrapInputs) closeChildEnds() {
 // close closes the launcher's descriptors; the control socket is the
 // services'.
 func (in *bwrapInputs) close() {
-	for _, f := range []*os.File{in.files[sandbox.ArgsFD-3], in.files[sandbox.SeccompFD-3], in.statusR, in.blockW} {
+	for _, f := range []*os.File{in.files[sandbox.ArgsFD-3], in.files[sandbox.SeccompFD-3], in.files[sandbox.GitConfigFD-3], in.statusR, in.blockW} {
 		if f != nil {
 			f.Close()
 		}

@@ -173,6 +173,7 @@ func (p *Plan) home(c *Conf, s SessionEnv, l Launch, r *Resolved) string {
 		p.add(OpBind, dir, filepath.Join(home, h.rel), RuleClaudeOwnState, h.why+"; inside, the workspace's own directory, never the one a Claude Code outside reads (ADR 0027)")
 	}
 	p.add(OpTmpfs, "", filepath.Join(home, ".claude/ide"), RuleIDELocks, "the IDE extension's lock files hold the port and token of a websocket whose tools run outside the sandbox")
+	p.gitConfig(home, r.gitConfig)
 	noForge := c.NoForge || s.NoForge
 	for _, sh := range c.ShareHome {
 		rel := strings.TrimSuffix(sh.Value, "/")

@@ -12,6 +12,10 @@ const (
 	OpDev       Op = "--dev"         // DEST, a new /dev
 	OpProc      Op = "--proc"        // DEST, a new /proc
 	OpDir       Op = "--dir"         // DEST, a directory
+	// OpFile is FD DEST: a file made with what bwrap reads from the
+	// descriptor, on a file system of the sandbox's own; rendered after
+	// optPerms, since bwrap otherwise makes it writable by anyone.
+	OpFile Op = "--file"
 
 	UnshareUser      Unshare = "--unshare-user"
 	UnshareIPC       Unshare = "--unshare-ipc"
@@ -27,6 +31,10 @@ const (
 	optSeccomp       = "--seccomp"
 	optStatusFD      = "--json-status-fd"
 	optSetenv        = "--setenv"
+	optPerms         = "--perms"
+	// filePerms are the permissions of a file bwrap makes, git's own for
+	// its configuration.
+	filePerms = "0644"
 )
 
 // BwrapArgs are the plan's bwrap options, which the launcher hands bwrap
@@ -82,6 +90,8 @@ func (m Mount) append(args []string) []string {
 	switch m.Op {
 	case OpBind, OpRoBind, OpRoBindTry:
 		return append(args, string(m.Op), m.Source, m.Dest)
+	case OpFile:
+		return append(args, optPerms, filePerms, string(m.Op), strconv.Itoa(m.FD), m.Dest)
 	}
 	return append(args, string(m.Op), m.Dest)
 }

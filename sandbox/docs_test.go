@@ -37,6 +37,7 @@ var policyDocs = []struct {
 	{"../docs/configuration.md", [][2]string{{"| `~/.cache/claude-sandbox/state/NAME-HASH/` | the workspace's own", " bound over"}}, "ownstate"},
 	{"../docs/threat-model.md", [][2]string{{"for the\n  folders Claude Code runs or acts on without asking", "which\n  are the workspace's own inside"}}, "ownstate"},
 	{"../docs/threat-model.md", [][2]string{{"So is a link at one of the folders", "with `rm` of the link"}}, "ownstate"},
+	{"../docs/policy.md", [][2]string{{"| variables | why they may enter |", "\n\n"}}, "gitconfig"},
 	{"../promote/curated/SKILL.md", [][2]string{{"Protected workspace paths are read-only: ", "These hold"}}, "protected"},
 }
 
@@ -51,7 +52,10 @@ func policyLists() map[string]struct {
 	envName := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
 	claudeDirName := regexp.MustCompile(`^[a-z][a-z-]+$`) // a folder of ~/.claude, written "~/.claude/" first or not
 	gitName := regexp.MustCompile(`^[a-z][a-z.-]*$`)
-	var protected, gitEntries, gitDir, masked, allow, launcher, never, ownState []string
+	var protected, gitEntries, gitDir, masked, allow, launcher, never, ownState, carried []string
+	for _, g := range gitConfigCarried {
+		carried = append(carried, g.names...)
+	}
 	for _, p := range claudeOwnState {
 		ownState = append(ownState, strings.TrimPrefix(p.rel, ".claude/"))
 	}
@@ -104,11 +108,13 @@ func policyLists() map[string]struct {
 		"launcher":      {launcher, nil, envName},
 		"never":         {never, nil, envName},
 		"ownstate":      {ownState, nil, claudeDirName},
+		"gitconfig":     {carried, nil, regexp.MustCompile(`^[a-z]+\.[A-Za-z.*]+$`)},
 	}
 }
 
-// TestPolicyDocs keeps the docs' lists of protected paths, masks and the
-// environment's allow, launcher and never lists in step with the policy: a
+// TestPolicyDocs keeps the docs' lists of protected paths, masks, the
+// environment's allow, launcher and never lists and the git variables the
+// home's configuration carries in step with the policy: a
 // name the policy has that a list lacks fails, and so does a name a list
 // writes that the policy does not have.
 func TestPolicyDocs(t *testing.T) {

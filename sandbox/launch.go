@@ -71,6 +71,9 @@ const (
 	// the warden's listener travel out on it, the launcher's answer in.
 	ControlFD
 	BlockFD // bwrap's --block-fd: the launcher's go-ahead, once it confined the sandbox
+	// GitConfigFD is the content of the home's git configuration
+	// (HomeGitConfig), when the plan makes it.
+	GitConfigFD
 	// InheritedFDs is how many descriptors bwrap inherits besides stdio.
 	InheritedFDs = iota
 )

@@ -24,6 +24,10 @@ type Plan struct {
 	StatusFD   int         // where bwrap writes its JSON status
 	// Seccomp is the syscall filter bwrap reads on SeccompFD.
 	Seccomp SeccompFilter
+	// GitConfig is the home's git configuration, made from the user's;
+	// nil when share-home shares the user's own. bwrap reads its Data on
+	// GitConfigFD when it has any (a mount of RuleGitConfig).
+	GitConfig *HomeGitConfig
 
 	Command []string // what bwrap runs, after "--" on its command line: init, then Claude
 	Claude  []string // the command init execs
@@ -121,6 +125,7 @@ type Unshare string
 type Mount struct {
 	Op     Op
 	Source string // what is bound; "" for the operations that make something new
+	FD     int    // where bwrap reads the content of a file it makes (OpFile)
 	Dest   string // where, inside
 	Rule   Rule
 	Why    string
@@ -173,6 +178,7 @@ const (
 	RuleCredentialsFile Rule = "credentials-file" // Claude Code's login, covered
 	RuleBackground      Rule = "background"       // the background service's shared sockets and the wrapper inside (ADR 0026)
 	RuleGitStore        Rule = "git-store"        // the git directories of repositories made inside, seen only inside (ADR 0034)
+	RuleGitConfig       Rule = "git-config"       // the home's git configuration, the allow-listed part of the user's
 )
 
 // An EnvVar is one variable of the sandbox's environment.
@@ -202,7 +208,8 @@ const (
 )
 
 // Explain is the plan as `claude-sandbox argv --explain` shows it, one line
-// each: the namespaces, the mounts with their rule, the working directory,
+// each: the namespaces, the mounts with their rule, the variables of the
+// home's git configuration (names, not values), the working directory,
 // the variables with their source, and the seccomp filter's rules, each
 // with why. Values from the caller and the session token are hidden as in
 // RedactedArgs.
@@ -215,6 +222,7 @@ func (p *Plan) Explain() []string {
 		what := strings.Join(m.append(nil), " ")
 		out = append(out, fmt.Sprintf("mount %s %s: %s", m.Rule, what, m.Why))
 	}
+	out = append(out, p.GitConfig.explain()...)
 	out = append(out, fmt.Sprintf("chdir %s: the working directory of the launch", p.Chdir))
 	for _, v := range p.Env {
 		out = append(out, fmt.Sprintf("env %s %s=%s: %s", v.Source, v.Name, v.Shown, v.Why))

@@ -124,3 +124,33 @@ func ClaudeReadOnlyFile(rel string) bool {
 	}
 	return false
 }
+
+// gitConfigCarried are the variables of the user's git configuration that
+// the sandbox's home carries (gitidentity.go), each group with why it is
+// harmless inside: none runs a program, holds a secret, or points git at a
+// file, a URL or another configuration. An allow-list: a variable not
+// named here stays out, whatever it is. A name ending ".*" is its whole
+// section. Left out on purpose: signing (user.signingKey, commit.gpgSign,
+// gpg.*: the key is not inside), protocol.allow and protocol.ext.allow
+// (the ext:: transport runs a command), safe.directory (it trusts another
+// user's repository, whose configuration runs programs), rerere.enabled
+// (git inside would record resolutions in the repository's rr-cache, which
+// git outside applies at the user's next conflict).
+var gitConfigCarried = []struct {
+	names []string
+	why   string
+}{
+	{[]string{"user.name", "user.email", "author.name", "author.email", "committer.name", "committer.email", "user.useConfigOnly"},
+		"the identity commits are made with: a name and an address, which git writes into commits and runs nothing for"},
+	{[]string{"init.defaultBranch"}, "the name of a new repository's first branch"},
+	{[]string{"core.autocrlf", "core.eol", "core.safecrlf", "core.whitespace", "core.quotePath"},
+		"how git converts line endings, flags white space and quotes paths: settings git applies itself, naming no file or program"},
+	{[]string{"pull.rebase", "pull.ff", "push.default", "push.autoSetupRemote", "push.followTags", "fetch.prune",
+		"merge.conflictStyle", "merge.ff", "rebase.autoStash", "rebase.autoSquash", "rebase.updateRefs"},
+		"how pull, push, fetch, merge and rebase behave: choices among git's own behaviours, naming no remote, URL or program"},
+	{[]string{"diff.algorithm", "diff.colorMoved", "diff.renames", "diff.mnemonicPrefix", "log.date", "branch.sort", "tag.sort", "column.ui"},
+		"how git shows diffs, logs and lists: git's own formats, no external diff or pager"},
+	{[]string{"color.*", "advice.*"}, "colours and hints in git's output: display only"},
+	{[]string{"protocol.file.allow", "protocol.git.allow", "protocol.http.allow", "protocol.https.allow", "protocol.ssh.allow"},
+		"whether git may fetch over these transports (a submodule from a local path needs protocol.file.allow): each a transport git speaks itself, reaching only what the sandbox reaches anyway (a local path it reads, a host the network lets through); protocol.ext.allow and protocol.allow stay out, since ext:: runs a command"},
+}

@@ -29,6 +29,7 @@ type Resolved struct {
 	credentials  bool                // Claude Code's login file exists, and the launch covers it
 	egress       *hostaddr.Allowlist // in allowlist mode
 	made         Made                // what the launch makes outside for the mounts
+	gitConfig    *HomeGitConfig      // the home's git configuration; nil when share-home shares the user's
 }
 
 // Made is what the launch makes outside before bwrap starts.
@@ -66,6 +67,8 @@ func Resolve(c *Conf, s SessionEnv, l Launch) (*Resolved, error) {
 	refused.add(err)
 	roots := r.allowWrites(c, l, protect, &refused)
 	refused.add(r.protections(roots, protect, l))
+	r.gitConfig, err = homeGitConfig(c, l)
+	refused.add(err)
 	refused.add(checkInsideSettings(l))
 	refused.add(r.credentialsFile(l))
 	if c.NetworkMode() == NetworkAllowlist {

@@ -57,6 +57,7 @@ var checks = []check{
 	{"claude-settings-read-only", claudeSettingsReadOnly},
 	{"claude-state-own", claudeStateOwn},
 	{"ide-locks-hidden", ideLocksHidden},
+	{"git-config-allowed", gitConfigAllowed},
 	{"local-bin-claude", localBinClaude},
 	{"claude-on-path", claudeOnPath},
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/gitconfig"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -196,4 +197,52 @@ func sameFile(a, b string) (bool, error) {
 		return false, err
 	}
 	return os.SameFile(fa, fb), nil
+}
+
+// gitConfigAllowed: the git configuration git reads in the home as the
+// user's global one (the XDG file and ~/.gitconfig, with every include)
+// holds only variables on the policy's allow-list, which the launcher made
+// it by: no hooks directory, command, credential helper, URL rewrite or
+// signing key of the user's reached the sandbox. A file a share-home line
+// binds is the user's own, as the admin chose, and is not read.
+func gitConfigAllowed(f *facts) (string, error) {
+	if err := firstError(f.launchErr, f.startEnvErr); err != nil {
+		return "", err
+	}
+	home := f.launch.launch.Home
+	shared := map[string]bool{}
+	for _, m := range f.launch.plan.Mounts {
+		if m.Rule == sandbox.RuleShareHome {
+			shared[m.Dest] = true
+		}
+	}
+	var names, sharedFiles, outside []string
+	for _, file := range sandbox.UserGitConfigs(f.startEnv, home) {
+		if shared[file] {
+			sharedFiles = append(sharedFiles, file)
+			continue
+		}
+		entries, _, err := gitconfig.Load(file, home)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range entries {
+			if _, ok := sandbox.GitConfigCarried(e.Name); ok {
+				names = append(names, e.Name)
+			} else {
+				outside = append(outside, fmt.Sprintf("%s (%s:%d)", e.Name, e.File, e.Line))
+			}
+		}
+	}
+	if len(outside) > 0 {
+		return "", fmt.Errorf("the home's git configuration holds what the allow-list does not carry (the launcher's doing, or a session's own `git config --global`): %s", strings.Join(outside, ", "))
+	}
+	detail := fmt.Sprintf("%d variables, all on the allow-list", len(names))
+	if len(names) == 0 {
+		detail = "no variable"
+	}
+	if len(sharedFiles) > 0 {
+		detail += "; shared by share-home, the user's own: " + strings.Join(sharedFiles, ", ")
+	}
+	return detail, nil
 }

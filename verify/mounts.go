@@ -46,11 +46,12 @@ func (f *facts) mountAt(path string) (mountinfo.Mount, bool) {
 }
 
 // finalMounts returns the last mount of the plan at each point: the one
-// on top. The directories the plan makes (--dir) are no mounts.
+// on top. The directories and files the plan makes (--dir, --file) are no
+// mounts.
 func finalMounts(plan *sandbox.Plan) map[string]sandbox.Mount {
 	out := map[string]sandbox.Mount{}
 	for _, m := range plan.Mounts {
-		if m.Op != sandbox.OpDir {
+		if m.Op != sandbox.OpDir && m.Op != sandbox.OpFile {
 			out[m.Dest] = m
 		}
 	}
