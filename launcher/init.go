@@ -27,11 +27,12 @@ import (
 //     serves the proxies on it from outside, so no relay runs inside (ADR
 //     0011);
 //  2. scopes the sandbox to its own abstract unix sockets with Landlock
-//     where the kernel can, starts the warden's socket helper, installs the
-//     warden's filter and hands its listener and the helper's socket to the
-//     launcher, with the device numbers of the sandbox's own file systems
-//     (each --private DIR), where the warden lets any name be made (ADR
-//     0014, 0021);
+//     where the kernel can, starts the warden's socket helper, locks the
+//     sandbox's files with Landlock where the kernel can (ADR 0040),
+//     installs the warden's filter and hands its listener and the helper's
+//     socket to the launcher, with the device numbers of the sandbox's own
+//     file systems (each --private DIR), where the warden lets any name be
+//     made (ADR 0014, 0021), and of those the kernel's lock grants;
 //  3. waits until the launcher answers, and execs COMMAND (Claude); or, when
 //     the answer says the launcher relays a terminal through its own pty
 //     (descriptors 0..2 hold the pty's slave), runs COMMAND as the pty's
@@ -76,6 +77,17 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 	if err != nil {
 		return fail("cannot start the socket helper: %v", err)
 	}
+	// The kernel's lock on files comes after the helper starts, which
+	// binds for the warden where the warden decided it may, and holds for
+	// Claude and everything it runs (ADR 0040).
+	locked, _, err := warden.LockFiles(private)
+	if err != nil {
+		return fail("%v", err)
+	}
+	lockedDevs, err := devices(locked)
+	if err != nil {
+		return fail("%v", err)
+	}
 	listener, err := warden.Install()
 	if err != nil {
 		return fail("%v", err)
@@ -83,7 +95,8 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 	// The filter sends this thread's sendmsg to the warden, which is not
 	// served before the listener arrives: another thread, which has no
 	// filter of the warden's, sends it.
-	msg := strings.Join(append([]string{"warden", scope}, devs...), " ")
+	fields := append([]string{"warden", scope, lockedField + strings.Join(lockedDevs, ",")}, devs...)
+	msg := strings.Join(fields, " ")
 	sent := make(chan error)
 	go func() {
 		_, _, err := conn.WriteMsgUnix([]byte(msg), unix.UnixRights(listener, helper), nil)
@@ -121,6 +134,11 @@ const (
 	scopeOn  = "abstract-scoped"
 	scopeOff = "abstract-unscoped"
 )
+
+// lockedField, after the scope, is followed by the device numbers of the
+// sandbox's own file systems that the kernel's lock grants (LockFiles),
+// comma-separated, none when it grants none.
+const lockedField = "locked="
 
 // helperFD is the descriptor the warden's socket helper serves on
 // (SocketHelper), which init starts with sandbox.SocketHelperArg.
