@@ -58,7 +58,7 @@ func LockFiles(private []string) (locked []string, why string, err error) {
 	}
 	var notLocked []string
 	for _, dir := range private {
-		if whyNot := lockable(mounts, private, dir); whyNot != "" {
+		if whyNot := lockable(mounts, private, dir, lstat); whyNot != "" {
 			notLocked = append(notLocked, dir+" ("+whyNot+")")
 			continue
 		}
@@ -96,7 +96,7 @@ func LockFiles(private []string) (locked []string, why string, err error) {
 // than the console (bwrap's /dev binds /dev/null, /dev/tty and the like:
 // writing them is what the warden lets a task do too). The sandbox can
 // make no mounts, so what is mounted now stays so for the session.
-func lockable(mounts []mountinfo.Mount, private []string, dir string) string {
+func lockable(mounts []mountinfo.Mount, private []string, dir string, stat func(string) (unix.Stat_t, error)) string {
 	top := -1
 	for i, m := range mounts {
 		if m.Point == dir {
@@ -107,7 +107,7 @@ func lockable(mounts []mountinfo.Mount, private []string, dir string) string {
 		return "not a mount point"
 	}
 	if mounts[top].FSType != "tmpfs" {
-		return "a " + mounts[top].FSType + " file system, not the sandbox's own tmpfs"
+		return "its file system is " + mounts[top].FSType + ", not a tmpfs of the sandbox's own"
 	}
 	beneath := map[int]bool{mounts[top].ID: true}
 	for changed := true; changed; {
@@ -115,7 +115,7 @@ func lockable(mounts []mountinfo.Mount, private []string, dir string) string {
 		for _, m := range mounts {
 			if beneath[m.Parent] && !beneath[m.ID] {
 				beneath[m.ID], changed = true, true
-				if why := mountBeneath(m, private); why != "" {
+				if why := mountBeneath(m, private, stat); why != "" {
 					return why
 				}
 			}
@@ -126,17 +126,22 @@ func lockable(mounts []mountinfo.Mount, private []string, dir string) string {
 
 // mountBeneath says why m, mounted beneath a directory to be locked, keeps
 // it from being locked, or "".
-func mountBeneath(m mountinfo.Mount, private []string) string {
+func mountBeneath(m mountinfo.Mount, private []string, stat func(string) (unix.Stat_t, error)) string {
 	switch {
 	case m.ReadOnly(), m.FSType == "devpts":
 		return ""
 	case m.FSType == "tmpfs" && slices.Contains(private, m.Point):
 		return ""
 	}
-	var st unix.Stat_t
-	if unix.Lstat(m.Point, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR &&
+	if st, err := stat(m.Point); err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR &&
 		!(unix.Major(st.Rdev) == ttyMajor && unix.Minor(st.Rdev) == consoleMinor) {
 		return ""
 	}
 	return m.Point + " is mounted beneath it writably"
+}
+
+func lstat(path string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	err := unix.Lstat(path, &st)
+	return st, err
 }
