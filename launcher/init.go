@@ -80,11 +80,7 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 	// The kernel's lock on files comes after the helper starts, which
 	// binds for the warden where the warden decided it may, and holds for
 	// Claude and everything it runs (ADR 0040).
-	locked, _, err := warden.LockFiles(private)
-	if err != nil {
-		return fail("%v", err)
-	}
-	lockedDevs, err := devices(locked)
+	locked, err := lockFiles(private)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -95,7 +91,7 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 	// The filter sends this thread's sendmsg to the warden, which is not
 	// served before the listener arrives: another thread, which has no
 	// filter of the warden's, sends it.
-	fields := append([]string{"warden", scope, lockedField + strings.Join(lockedDevs, ",")}, devs...)
+	fields := append([]string{"warden", scope, locked}, devs...)
 	msg := strings.Join(fields, " ")
 	sent := make(chan error)
 	go func() {
@@ -355,6 +351,21 @@ func devices(private []string) ([]string, error) {
 		devs = append(devs, strconv.FormatUint(st.Dev, 10))
 	}
 	return devs, nil
+}
+
+// lockFiles locks the sandbox's files (warden.LockFiles) and returns what
+// init tells the launcher of it: lockedField and the device numbers of the
+// file systems locked.
+func lockFiles(private []string) (string, error) {
+	locked, _, err := warden.LockFiles(private)
+	if err != nil {
+		return "", err
+	}
+	devs, err := devices(locked)
+	if err != nil {
+		return "", err
+	}
+	return lockedField + strings.Join(devs, ","), nil
 }
 
 // handOver listens on addr and sends the listening socket to the launcher.
