@@ -62,10 +62,6 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 	}
-	devs, err := devices(private)
-	if err != nil {
-		return fail("%v", err)
-	}
 	// Landlock keeps the sandbox to the abstract unix sockets it makes
 	// itself, where the kernel can; elsewhere the warden refuses abstract
 	// names in the container's namespace (ADR 0024).
@@ -80,7 +76,7 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 	// The kernel's lock on files comes after the helper starts, which
 	// binds for the warden where the warden decided it may, and holds for
 	// Claude and everything it runs (ADR 0040).
-	locked, err := lockFiles(private)
+	files, err := lockFiles(private)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -91,8 +87,7 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 	// The filter sends this thread's sendmsg to the warden, which is not
 	// served before the listener arrives: another thread, which has no
 	// filter of the warden's, sends it.
-	fields := append([]string{"warden", scope, locked}, devs...)
-	msg := strings.Join(fields, " ")
+	msg := strings.Join(append([]string{"warden", scope}, files...), " ")
 	sent := make(chan error)
 	go func() {
 		_, _, err := conn.WriteMsgUnix([]byte(msg), unix.UnixRights(listener, helper), nil)
@@ -354,18 +349,22 @@ func devices(private []string) ([]string, error) {
 }
 
 // lockFiles locks the sandbox's files (warden.LockFiles) and returns what
-// init tells the launcher of it: lockedField and the device numbers of the
-// file systems locked.
-func lockFiles(private []string) (string, error) {
+// init tells the launcher of its file systems: lockedField and the device
+// numbers of those locked, then those of all of them.
+func lockFiles(private []string) ([]string, error) {
 	locked, _, err := warden.LockFiles(private)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	devs, err := devices(locked)
+	lockedDevs, err := devices(locked)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return lockedField + strings.Join(devs, ","), nil
+	devs, err := devices(private)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{lockedField + strings.Join(lockedDevs, ",")}, devs...), nil
 }
 
 // handOver listens on addr and sends the listening socket to the launcher.
