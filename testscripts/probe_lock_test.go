@@ -26,7 +26,8 @@ func init() {
 // the probe makes or writes through it what the warden refuses in SHARED,
 // a git directory (SHARED is one): OP mkdir makes ".Git"; open-trunc opens
 // "index" with O_WRONLY|O_TRUNC, truncate truncates it by a path through
-// /proc/self/fd. It fails if anything reached SHARED (".Git" made, the
+// /proc/self/fd; open-fixed opens /dev/null so, its path in memory swapped
+// with the index's instead of the descriptor. It fails if anything reached SHARED (".Git" made, the
 // index changed), and reports how many calls the kernel refused (EACCES).
 func swapRace(arg string) error {
 	parts := strings.Split(arg, ":")
@@ -59,7 +60,23 @@ func swapRace(arg string) error {
 	if err != nil {
 		return err
 	}
+	// open-fixed opens /dev/null, a name the warden lets go on at a look,
+	// from a page of memory another thread maps over, again and again, with
+	// one that holds the shared index's path: the path itself is swapped.
+	page := os.Getpagesize()
+	fixedPath, err := swappedPage(page, "/dev/null", filepath.Join(shared, "index"))
+	if err != nil {
+		return err
+	}
 	call := map[string]func() error{
+		"open-fixed": func() error {
+			fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, atFDCWD, fixedPath.addr, unix.O_WRONLY|unix.O_TRUNC|unix.O_CLOEXEC, 0, 0, 0)
+			if errno != 0 {
+				return errno
+			}
+			unix.Close(int(fd))
+			return nil
+		},
 		"mkdir": func() error { return unix.Mkdirat(swapped, ".Git", 0o755) },
 		"open-trunc": func() error {
 			fd, err := unix.Openat(swapped, "index", unix.O_WRONLY|unix.O_TRUNC|unix.O_CLOEXEC, 0)
@@ -91,6 +108,10 @@ func swapRace(arg string) error {
 		defer close(done)
 		runtime.LockOSThread()
 		for !stop.Load() {
+			if op == "open-fixed" {
+				fixedPath.swap()
+				continue
+			}
 			unix.Dup3(sharedFD, swapped, unix.O_CLOEXEC)
 			unix.Dup3(privateFD, swapped, unix.O_CLOEXEC)
 		}
@@ -115,4 +136,44 @@ func swapRace(arg string) error {
 	<-done
 	fmt.Printf("swap-race %s: %d calls, %d refused by the kernel, nothing reached the shared directory\n", op, calls, refused)
 	return nil
+}
+
+// atFDCWD is AT_FDCWD as a system call's argument.
+var atFDCWD = func() uintptr { fd := unix.AT_FDCWD; return uintptr(fd) }()
+
+// A pageSwap is a page of memory that holds one of two paths, each a file
+// of its own mapped over the page in turn (swap): a reader sees one path or
+// the other whole, never a mix.
+type pageSwap struct {
+	addr  uintptr
+	size  int
+	files [2]int
+	now   int
+}
+
+func swappedPage(size int, a, b string) (*pageSwap, error) {
+	s := &pageSwap{size: size}
+	for i, p := range []string{a, b} {
+		fd, err := unix.MemfdCreate("swap-race", unix.MFD_CLOEXEC)
+		if err != nil {
+			return nil, err
+		}
+		buf := make([]byte, size)
+		copy(buf, p)
+		if _, err := unix.Pwrite(fd, buf, 0); err != nil {
+			return nil, err
+		}
+		s.files[i] = fd
+	}
+	addr, _, errno := unix.Syscall6(unix.SYS_MMAP, 0, uintptr(size), unix.PROT_READ, unix.MAP_SHARED, uintptr(s.files[0]), 0)
+	if errno != 0 {
+		return nil, errno
+	}
+	s.addr = addr
+	return s, nil
+}
+
+func (s *pageSwap) swap() {
+	s.now ^= 1
+	unix.Syscall6(unix.SYS_MMAP, s.addr, uintptr(s.size), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_FIXED, uintptr(s.files[s.now]), 0)
 }

@@ -2,6 +2,10 @@ package warden
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,6 +33,9 @@ import (
 func (w *Warden) goesOn(c *fileCall, wk *walker) (bool, landing) {
 	if len(w.locked) == 0 {
 		return false, landUnlooked
+	}
+	if c.start < 0 && (c.req.op == opOpen || c.req.op == opTruncate) && w.fixedNames[c.path] {
+		return true, landLocked
 	}
 	follow := false
 	switch c.req.op {
@@ -104,4 +111,43 @@ func (w *Warden) lockedWithoutRules(devs []uint64) (map[uint64]bool, string) {
 		}
 	}
 	return locked, ""
+}
+
+// fixedNames are the absolute paths inside that name a device file bound
+// directly in a locked file system, itself mounted directly on the root
+// (bwrap's /dev/null, /dev/tty, /dev/zero ...): every component of such a
+// path is a mount point, which the sandbox can neither rename, remove nor
+// cover, so the path names that device for the whole session, and a call
+// on it needs no walk to be let go on. The kernel's domain holds it
+// whatever the task swaps in (goesOn). mounts are the sandbox's
+// (/proc/TID/mountinfo of a task's), root its root directory.
+func fixedNames(mounts []mountinfo.Mount, locked map[uint64]bool, root int) map[string]bool {
+	top := map[string]mountinfo.Mount{} // the mount seen at each point
+	for _, m := range mounts {
+		top[m.Point] = m
+	}
+	fixed := map[string]bool{}
+	for point, m := range top {
+		dir, ok := top[filepath.Dir(point)]
+		if point == "/" || !ok || dir.ID != m.Parent || !lockedMount(dir, locked) {
+			continue
+		}
+		if up, ok := top[filepath.Dir(dir.Point)]; !ok || up.ID != dir.Parent || up.Point != "/" {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(root, strings.TrimPrefix(point, "/"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR {
+			fixed[point] = true
+		}
+	}
+	return fixed
+}
+
+// lockedMount reports whether m is a mount of a locked file system.
+func lockedMount(m mountinfo.Mount, locked map[uint64]bool) bool {
+	var major, minor uint32
+	if _, err := fmt.Sscanf(m.Dev, "%d:%d", &major, &minor); err != nil {
+		return false
+	}
+	return locked[unix.Mkdev(major, minor)]
 }

@@ -1,6 +1,8 @@
 package warden
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -102,5 +104,66 @@ func TestLockedWithoutRules(t *testing.T) {
 		if locked, why := w.lockedWithoutRules([]uint64{5, 6}); len(locked) != 0 || !strings.Contains(why, "device 6") {
 			t.Errorf("%s on 6: locked %v, %q", name, locked, why)
 		}
+	}
+}
+
+// TestFixedNames: only a device file bound directly in a locked file
+// system mounted directly on the root is a fixed name.
+func TestFixedNames(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"dev", "dev/shm", "tmp", "run"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Device files cannot be made here: the root's are looked at through
+	// links of theirs, which the check must not follow.
+	for _, f := range []string{"dev/null", "dev/tty", "tmp/null", "run/null"} {
+		if err := os.Symlink("/dev/null", filepath.Join(root, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(rootFD)
+	mounts, err := mountinfo.Parse(strings.NewReader(sandboxMounts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked := map[uint64]bool{unix.Mkdev(0, 30): true, unix.Mkdev(0, 32): true}
+	if got := fixedNames(mounts, locked, rootFD); len(got) != 0 {
+		t.Errorf("links are no device files: %v", got)
+	}
+	// /dev/null as the device it is, at the real root.
+	realRoot, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(realRoot)
+	var st unix.Stat_t
+	if unix.Stat("/dev/null", &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		t.Skip("this machine's /dev/null is no device file")
+	}
+	got := fixedNames(mounts, locked, realRoot)
+	if !got["/dev/null"] {
+		t.Errorf("/dev/null on the locked /dev is not fixed: %v", got)
+	}
+	if got["/dev/pts"] || got["/tmp"] || got["/dev"] {
+		t.Errorf("a directory is fixed: %v", got)
+	}
+	delete(locked, unix.Mkdev(0, 30))
+	if got := fixedNames(mounts, locked, realRoot); got["/dev/null"] {
+		t.Errorf("/dev/null fixed with /dev not locked: %v", got)
+	}
+	// Below a mount that is not directly on the root.
+	nested := strings.ReplaceAll(sandboxMounts, "5 1 0:30 / /dev ", "5 9 0:30 / /dev ")
+	if mounts, err = mountinfo.Parse(strings.NewReader(nested)); err != nil {
+		t.Fatal(err)
+	}
+	locked[unix.Mkdev(0, 30)] = true
+	if got := fixedNames(mounts, locked, realRoot); got["/dev/null"] {
+		t.Errorf("/dev/null fixed below a /dev mounted on another mount: %v", got)
 	}
 }

@@ -22,9 +22,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
 )
@@ -47,11 +49,12 @@ type Warden struct {
 	// locked are the file systems of private the sandbox's Landlock domain
 	// grants, where a call may go on in the kernel (goeson.go); empty when
 	// none may, and LockOff then says why, if a domain grants some.
-	locked       map[uint64]bool
-	LockOff      string
-	dirs         map[fileID]dirRule
-	paths        []pathRule
-	inNamed      map[string]map[string]string // directory name, then entry name, both as keys (foldname.Key): why
+	locked     map[uint64]bool
+	LockOff    string
+	fixedNames map[string]bool // on locked file systems: goeson.go
+	dirs       map[fileID]dirRule
+	paths      []pathRule
+	inNamed    map[string]map[string]string // directory name, then entry name, both as keys (foldname.Key): why
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
 	Refused func(path, why string)
@@ -147,6 +150,12 @@ func (w *Warden) sandboxRoot(t *task) (int, error) {
 		return -1, unix.ENOENT
 	}
 	w.root = root
+	if len(w.locked) > 0 {
+		// Read through the task's PID: kept only if it still is the task.
+		if mounts, err := mountinfo.Read(strconv.Itoa(t.tid)); err == nil && valid(w.listener, t.id) {
+			w.fixedNames = fixedNames(mounts, w.locked, root)
+		}
+	}
 	w.onlyMounts = insideOnlyMounts(root, w.insideOnly)
 	w.checkoutMounts = insideOnlyMounts(root, w.checkouts)
 	return root, nil
