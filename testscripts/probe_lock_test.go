@@ -26,8 +26,9 @@ func init() {
 // the probe makes or writes through it what the warden refuses in SHARED,
 // a git directory (SHARED is one): OP mkdir makes ".Git"; open-trunc opens
 // "index" with O_WRONLY|O_TRUNC, truncate truncates it by a path through
-// /proc/self/fd; open-fixed opens /dev/null so, its path in memory swapped
-// with the index's instead of the descriptor. It fails if anything reached SHARED (".Git" made, the
+// /proc/self/fd; open-fixed opens /dev/null for appending and writes a
+// byte, its path in memory swapped with the index's instead of the
+// descriptor. It fails if anything reached SHARED (".Git" made, the
 // index changed), and reports how many calls the kernel refused (EACCES).
 func swapRace(arg string) error {
 	parts := strings.Split(arg, ":")
@@ -70,12 +71,13 @@ func swapRace(arg string) error {
 	}
 	call := map[string]func() error{
 		"open-fixed": func() error {
-			fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, atFDCWD, fixedPath.addr, unix.O_WRONLY|unix.O_TRUNC|unix.O_CLOEXEC, 0, 0, 0)
+			fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, atFDCWD, fixedPath.addr, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0, 0, 0)
 			if errno != 0 {
 				return errno
 			}
-			unix.Close(int(fd))
-			return nil
+			defer unix.Close(int(fd))
+			_, err := unix.Write(int(fd), []byte("x"))
+			return err
 		},
 		"mkdir": func() error { return unix.Mkdirat(swapped, ".Git", 0o755) },
 		"open-trunc": func() error {
