@@ -80,6 +80,7 @@ func Host(bwrap string, findErr error, realBinary string) []Finding {
 	}
 
 	add(true, "unix sockets", UnixSocketMode(), "")
+	add(true, "kernel lock", KernelLockMode(), "")
 
 	if v := read("/proc/sys/user/max_user_namespaces"); v == "0" {
 		add(false, "user namespaces", "user.max_user_namespaces=0", "on the host: sudo sysctl -w user.max_user_namespaces=15000")
@@ -363,6 +364,19 @@ func UnixSocketMode() string {
 		return fmt.Sprintf("%s; abstract names its own by Landlock's scope (ABI %d)", own, abi)
 	}
 	return fmt.Sprintf("%s; abstract names only with network = allowlist, refused with network = open: scoping them needs Landlock ABI %d (Linux 6.12), and %s", own, warden.ScopeABI, why)
+}
+
+// KernelLockMode says whether the kernel holds the sandbox's files beside
+// the warden (ADR 0040): with Landlock ABI 3, calls that land on the
+// sandbox's own file systems with nothing from outside mounted writably
+// beneath them go on in the kernel, which refuses them anywhere else;
+// without it, the warden carries out every call.
+func KernelLockMode() string {
+	abi, why := warden.Landlock()
+	if abi >= warden.LockABI {
+		return fmt.Sprintf("Landlock ABI %d: the sandbox's own /dev, and /tmp and the others where nothing from outside is mounted writably beneath them, are locked by the kernel, and a call that lands there goes on in the kernel; the warden carries out the rest", abi)
+	}
+	return fmt.Sprintf("none: the warden carries out every call (at its cost in file-heavy work); the kernel's lock needs Landlock ABI %d (Linux 6.2), and %s", warden.LockABI, why)
 }
 
 // WorkspaceCase says whether the workspace's file system finds a name in

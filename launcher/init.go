@@ -27,11 +27,12 @@ import (
 //     serves the proxies on it from outside, so no relay runs inside (ADR
 //     0011);
 //  2. scopes the sandbox to its own abstract unix sockets with Landlock
-//     where the kernel can, starts the warden's socket helper, installs the
-//     warden's filter and hands its listener and the helper's socket to the
-//     launcher, with the device numbers of the sandbox's own file systems
-//     (each --private DIR), where the warden lets any name be made (ADR
-//     0014, 0021);
+//     where the kernel can, starts the warden's socket helper, locks the
+//     sandbox's files with Landlock where the kernel can (ADR 0040),
+//     installs the warden's filter and hands its listener and the helper's
+//     socket to the launcher, with the device numbers of the sandbox's own
+//     file systems (each --private DIR), where the warden lets any name be
+//     made (ADR 0014, 0021), and of those the kernel's lock grants;
 //  3. waits until the launcher answers, and execs COMMAND (Claude); or, when
 //     the answer says the launcher relays a terminal through its own pty
 //     (descriptors 0..2 hold the pty's slave), runs COMMAND as the pty's
@@ -61,10 +62,6 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 	}
-	devs, err := devices(private)
-	if err != nil {
-		return fail("%v", err)
-	}
 	// Landlock keeps the sandbox to the abstract unix sockets it makes
 	// itself, where the kernel can; elsewhere the warden refuses abstract
 	// names in the container's namespace (ADR 0024).
@@ -76,6 +73,13 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 	if err != nil {
 		return fail("cannot start the socket helper: %v", err)
 	}
+	// The kernel's lock on files comes after the helper starts, which
+	// binds for the warden where the warden decided it may, and holds for
+	// Claude and everything it runs (ADR 0040).
+	files, err := lockFiles(private)
+	if err != nil {
+		return fail("%v", err)
+	}
 	listener, err := warden.Install()
 	if err != nil {
 		return fail("%v", err)
@@ -83,7 +87,7 @@ func Init(listen, private, command []string, stderr io.Writer) int {
 	// The filter sends this thread's sendmsg to the warden, which is not
 	// served before the listener arrives: another thread, which has no
 	// filter of the warden's, sends it.
-	msg := strings.Join(append([]string{"warden", scope}, devs...), " ")
+	msg := strings.Join(append([]string{"warden", scope}, files...), " ")
 	sent := make(chan error)
 	go func() {
 		_, _, err := conn.WriteMsgUnix([]byte(msg), unix.UnixRights(listener, helper), nil)
@@ -121,6 +125,11 @@ const (
 	scopeOn  = "abstract-scoped"
 	scopeOff = "abstract-unscoped"
 )
+
+// lockedField, after the scope, is followed by the device numbers of the
+// sandbox's own file systems that the kernel's lock grants (LockFiles),
+// comma-separated, none when it grants none.
+const lockedField = "locked="
 
 // helperFD is the descriptor the warden's socket helper serves on
 // (SocketHelper), which init starts with sandbox.SocketHelperArg.
@@ -337,6 +346,25 @@ func devices(private []string) ([]string, error) {
 		devs = append(devs, strconv.FormatUint(st.Dev, 10))
 	}
 	return devs, nil
+}
+
+// lockFiles locks the sandbox's files (warden.LockFiles) and returns what
+// init tells the launcher of its file systems: lockedField and the device
+// numbers of those locked, then those of all of them.
+func lockFiles(private []string) ([]string, error) {
+	locked, _, err := warden.LockFiles(private)
+	if err != nil {
+		return nil, err
+	}
+	lockedDevs, err := devices(locked)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := devices(private)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{lockedField + strings.Join(lockedDevs, ",")}, devs...), nil
 }
 
 // handOver listens on addr and sends the listening socket to the launcher.

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -147,23 +148,12 @@ func (s *services) startWarden(conn *net.UnixConn) error {
 	}
 	fd := fds[0]
 	helper := os.NewFile(uintptr(fds[1]), "socket-helper")
-	fields := strings.Fields(msg)
-	if len(fields) < 2 || fields[0] != "warden" || (fields[1] != scopeOn && fields[1] != scopeOff) {
+	if err := s.readWardenMessage(msg); err != nil {
 		unix.Close(fd)
 		helper.Close()
-		return fmt.Errorf("the sandbox sent %q where the warden's listener belongs", msg)
+		return err
 	}
-	s.rules.AbstractScoped = fields[1] == scopeOn
 	s.rules.Helper = helper
-	for _, f := range fields[2:] {
-		dev, err := strconv.ParseUint(f, 10, 64)
-		if err != nil {
-			unix.Close(fd)
-			helper.Close()
-			return fmt.Errorf("the sandbox sent %q as a device number", f)
-		}
-		s.rules.Private = append(s.rules.Private, dev)
-	}
 	w, err := warden.New(fd, s.rules)
 	if err != nil {
 		unix.Close(fd)
@@ -172,6 +162,44 @@ func (s *services) startWarden(conn *net.UnixConn) error {
 	}
 	w.Refused = s.refused.RecordPath
 	go w.Serve()
+	return nil
+}
+
+// readWardenMessage reads what init says with the warden's listener:
+// "warden SCOPE locked=DEV,... DEV...", the scope on abstract sockets, the
+// file systems the kernel's lock grants, and the sandbox's own.
+func (s *services) readWardenMessage(msg string) error {
+	fields := strings.Fields(msg)
+	if len(fields) < 3 || fields[0] != "warden" || (fields[1] != scopeOn && fields[1] != scopeOff) || !strings.HasPrefix(fields[2], lockedField) {
+		return fmt.Errorf("the sandbox sent %q where the warden's listener belongs", msg)
+	}
+	s.rules.AbstractScoped = fields[1] == scopeOn
+	parse := func(f string) (uint64, error) {
+		dev, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("the sandbox sent %q as a device number", f)
+		}
+		return dev, nil
+	}
+	for _, f := range fields[3:] {
+		dev, err := parse(f)
+		if err != nil {
+			return err
+		}
+		s.rules.Private = append(s.rules.Private, dev)
+	}
+	if list := strings.TrimPrefix(fields[2], lockedField); list != "" {
+		for _, f := range strings.Split(list, ",") {
+			dev, err := parse(f)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(s.rules.Private, dev) {
+				return fmt.Errorf("the sandbox's lock grants device %d, not one of its own file systems", dev)
+			}
+			s.rules.Locked = append(s.rules.Locked, dev)
+		}
+	}
 	return nil
 }
 

@@ -67,6 +67,7 @@ var checks = []check{
 	{"held-files-one-name", heldFilesOneName},
 	{"git-dir-refused", gitDirRefused},
 	{"git-dir-private", gitDirPrivate},
+	{"kernel-lock", kernelLock},
 	{"git-store", gitStore},
 	{"workspace-case", workspaceCase},
 	{"planned-mounts", plannedMounts},

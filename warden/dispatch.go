@@ -36,10 +36,17 @@ func (w *Warden) handle(n *notif, r *turn) {
 	req := c.decode(n.args)
 	if req.op >= opBind {
 		val, errno := w.socketCall(t, req)
+		count(req.op, landUnlooked, answerOf(errno))
 		w.deliver(n.id, answer(w.listener, n.id, val, errno))
 		return
 	}
-	fd, errno := w.carryOut(t, req)
+	fd, errno, land := w.carryOut(t, req)
+	if land.goesOn {
+		count(req.op, land.landing, wentOn)
+		w.deliver(n.id, answerContinue(w.listener, n.id))
+		return
+	}
+	count(req.op, land.landing, answerOf(errno))
 	if errno == 0 && fd >= 0 {
 		got, err := install(w.listener, n.id, fd, req.flags&unix.O_CLOEXEC != 0)
 		unix.Close(fd)
@@ -111,39 +118,59 @@ type request struct {
 	vlen    uint32 // sendmmsg: how many
 }
 
+func answerOf(errno unix.Errno) answerKind {
+	if errno != 0 {
+		return failed
+	}
+	return carried
+}
+
+// A look is where the warden's look found a call lands, and whether the
+// call goes on in the kernel (goesOn).
+type look struct {
+	landing landing
+	goesOn  bool
+}
+
 // carryOut does a call on a name for the task. It reads the path, and
 // where it starts, then what the call's operation needs besides
-// (fileOps); once everything is read from the task, the operation acts.
-// It returns a descriptor to install (open), or the errno to answer with.
-func (w *Warden) carryOut(t *task, req request) (int, unix.Errno) {
+// (fileOps); once everything is read from the task, the operation acts,
+// unless the call goes on in the kernel (look.goesOn). It returns a
+// descriptor to install (open), or the errno to answer with.
+func (w *Warden) carryOut(t *task, req request) (int, unix.Errno, look) {
 	read, ok := fileOps[req.op]
 	if !ok {
-		return -1, unix.ENOSYS
+		return -1, unix.ENOSYS, look{}
 	}
 	path, err := t.string(req.path)
 	if err != nil {
-		return -1, errnoOf(err)
+		return -1, errnoOf(err), look{}
 	}
 	start, err := t.start(req.dirfd, path)
 	if err != nil {
-		return -1, errnoOf(err)
+		return -1, errnoOf(err), look{}
 	}
 	c := &fileCall{t: t, req: req, path: path, start: start, start2: -1}
 	defer c.close()
-	act, errno := read(w, c)
-	if errno != 0 {
-		return -1, errno
-	}
 	wk, err := w.walkerFor(t)
 	if err != nil {
-		return -1, errnoOf(err)
+		return -1, errnoOf(err), look{}
+	}
+	var l look
+	if l.goesOn, l.landing = w.goesOn(c, wk); l.goesOn {
+		return -1, 0, l
+	}
+	act, errno := read(w, c)
+	if errno != 0 {
+		return -1, errno, l
 	}
 	// Everything the warden needs from the task is read: make sure it was
 	// read from the task that asked, not one that took its PID since.
 	if !valid(w.listener, t.id) {
-		return -1, unix.ENOENT
+		return -1, unix.ENOENT, l
 	}
-	return act(wk)
+	fd, errno := act(wk)
+	return fd, errno, l
 }
 
 // A fileCall is a call on a name as carryOut has read it: the path, copied

@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -146,16 +145,6 @@ func dropCapabilities() error {
 	}
 	return nil
 }
-
-// Totals are what every warden of this process carried out since it
-// started: how many calls, and the time from receiving each to answering
-// it (for an answer with a descriptor, until the task took it). The
-// benchmarks report them.
-func Totals() (calls int64, busy time.Duration) {
-	return totalCalls.Load(), time.Duration(totalBusy.Load())
-}
-
-var totalCalls, totalBusy atomic.Int64
 
 // blocking runs call, which may block for as long as the task's own call
 // would (an open of a FIFO, a connect), on an opener's thread, while the

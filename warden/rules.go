@@ -23,7 +23,11 @@ type Rules struct {
 	// Private are the sandbox's own file systems (its tmpfs mounts), given
 	// by device number: what is made there vanishes with the session.
 	Private []uint64
-	Dirs    []namerule.InDir
+	// Locked are those of Private that the sandbox's Landlock domain
+	// grants (LockFiles): a call that lands there may go on in the kernel,
+	// which refuses it anywhere else (ADR 0040).
+	Locked []uint64
+	Dirs   []namerule.InDir
 	Paths   []namerule.Path
 	// InNamedDirs are names refused, with everything below them, in every
 	// directory of a given name the outside sees, whenever it appeared:

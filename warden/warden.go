@@ -7,10 +7,12 @@
 // not exist yet, anywhere in the workspace (ADR 0014).
 //
 // Every system call that creates a name reaches the warden through a seccomp
-// user notification (filter.go). The warden does not let the call go on: it
-// carries it out itself, on a copy of the task's arguments, through a path
-// walk it controls (resolve.go), and answers with the result, so nothing the
-// task changes after the check can change what is done. It acts with no
+// user notification (filter.go). The warden carries it out itself, on a
+// copy of the task's arguments, through a path walk it controls
+// (resolve.go), and answers with the result, so nothing the task changes
+// after the check can change what is done; only a call that lands where
+// the sandbox's Landlock domain holds it goes on in the kernel
+// (goeson.go, ADR 0040). It acts with no
 // more rights than the task: the same user, no capabilities, the task's
 // root, working directory and umask, and only paths the task can see.
 package warden
@@ -20,9 +22,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
 )
@@ -42,9 +46,15 @@ type Warden struct {
 	outsideKeys  []string
 	outsideByKey map[string]string
 	private      map[uint64]bool
-	dirs         map[fileID]dirRule
-	paths        []pathRule
-	inNamed      map[string]map[string]string // directory name, then entry name, both as keys (foldname.Key): why
+	// locked are the file systems of private the sandbox's Landlock domain
+	// grants, where a call may go on in the kernel (goeson.go); empty when
+	// none may, and LockOff then says why, if a domain grants some.
+	locked     map[uint64]bool
+	LockOff    string
+	fixedNames map[string]bool // on locked file systems: goeson.go
+	dirs       map[fileID]dirRule
+	paths      []pathRule
+	inNamed    map[string]map[string]string // directory name, then entry name, both as keys (foldname.Key): why
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
 	Refused func(path, why string)
@@ -112,6 +122,12 @@ func New(listener int, r Rules) (*Warden, error) {
 	if w.dirs, err = openDirRules(r.Dirs); err != nil {
 		return nil, err
 	}
+	for _, d := range r.Locked {
+		if !w.private[d] {
+			return nil, fmt.Errorf("device %d is locked but not one of the sandbox's own file systems", d)
+		}
+	}
+	w.locked, w.LockOff = w.lockedWithoutRules(r.Locked)
 	return w, nil
 }
 
@@ -134,6 +150,12 @@ func (w *Warden) sandboxRoot(t *task) (int, error) {
 		return -1, unix.ENOENT
 	}
 	w.root = root
+	if len(w.locked) > 0 {
+		// Read through the task's PID: kept only if it still is the task.
+		if mounts, err := mountinfo.Read(strconv.Itoa(t.tid)); err == nil && valid(w.listener, t.id) {
+			w.fixedNames = fixedNames(mounts, w.locked, root)
+		}
+	}
 	w.onlyMounts = insideOnlyMounts(root, w.insideOnly)
 	w.checkoutMounts = insideOnlyMounts(root, w.checkouts)
 	return root, nil

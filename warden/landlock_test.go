@@ -1,0 +1,169 @@
+package warden
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
+	"golang.org/x/sys/unix"
+)
+
+// The sandbox's mounts as bwrap makes them, trimmed: the root bound
+// read-only (with the host's /dev, /dev/shm and /dev/pts beneath it, hidden
+// under the sandbox's own /dev), bwrap's /dev with its device binds and
+// devpts, /tmp, /run with the git store bound in, the home with ~/.claude
+// bound writably, and the workspace.
+const sandboxMounts = `1 0 8:1 / / ro,relatime - ext4 /dev/vda rw
+2 1 0:5 / /dev ro,nosuid - devtmpfs udev rw
+3 2 0:20 / /dev/shm ro - tmpfs tmpfs rw
+4 2 0:21 / /dev/pts ro - devpts devpts rw
+5 1 0:30 / /dev rw,nosuid,nodev - tmpfs tmpfs rw
+6 5 0:5 /null /dev/null rw,nosuid - devtmpfs udev rw
+7 5 0:5 /tty /dev/tty rw,nosuid - devtmpfs udev rw
+8 5 0:31 / /dev/pts rw,nosuid,noexec - devpts devpts rw
+9 1 0:32 / /tmp rw,nosuid,nodev - tmpfs tmpfs rw
+10 1 0:33 / /run rw,nosuid,nodev - tmpfs tmpfs rw
+11 10 8:1 /state/git /run/claude-sandbox/git rw,relatime - ext4 /dev/vda rw
+12 1 0:34 / /home/u rw,nosuid,nodev - tmpfs tmpfs rw
+13 12 8:1 /home/u/.claude /home/u/.claude rw,relatime - ext4 /dev/vda rw
+14 13 8:1 /home/u/.claude/settings.json /home/u/.claude/settings.json ro,relatime - ext4 /dev/vda rw
+15 12 8:1 /usr/bin/claude /home/u/.local/bin/claude ro,relatime - ext4 /dev/vda rw
+16 1 8:1 /workspaces/p /workspaces/p rw,relatime - ext4 /dev/vda rw
+`
+
+// devices are what the points of sandboxMounts are, as lstat finds them.
+func devices(extra map[string]uint64) func(string) (unix.Stat_t, error) {
+	chr := map[string]uint64{"/dev/null": unix.Mkdev(1, 3), "/dev/tty": unix.Mkdev(5, 0)}
+	for k, v := range extra {
+		chr[k] = v
+	}
+	return func(p string) (unix.Stat_t, error) {
+		if dev, ok := chr[p]; ok {
+			return unix.Stat_t{Mode: unix.S_IFCHR | 0o666, Rdev: dev}, nil
+		}
+		return unix.Stat_t{Mode: unix.S_IFDIR | 0o755}, nil
+	}
+}
+
+func TestLockable(t *testing.T) {
+	private := []string{"/dev", "/run", "/tmp", "/home/u"}
+	for _, tc := range []struct {
+		name    string
+		mounts  string
+		dir     string
+		devices map[string]uint64
+		why     string // "" when lockable, else a part of why not
+	}{
+		{name: "dev", mounts: sandboxMounts, dir: "/dev"},
+		{name: "tmp", mounts: sandboxMounts, dir: "/tmp"},
+		{name: "the git store beneath /run", mounts: sandboxMounts, dir: "/run", why: "/run/claude-sandbox/git is mounted beneath it writably"},
+		{name: "~/.claude beneath the home", mounts: sandboxMounts, dir: "/home/u", why: "/home/u/.claude is mounted beneath it writably"},
+		{name: "a workspace beneath /tmp", mounts: sandboxMounts + "17 9 8:1 /w /tmp/w rw - ext4 /dev/vda rw\n", dir: "/tmp", why: "/tmp/w is mounted beneath it writably"},
+		{name: "a writable mount beneath a read-only one", mounts: sandboxMounts + "17 9 8:1 /w /tmp/w ro - ext4 /dev/vda rw\n18 17 8:1 /x /tmp/w/x rw - ext4 /dev/vda rw\n", dir: "/tmp", why: "/tmp/w/x is mounted beneath it writably"},
+		{name: "a read-only mount beneath", mounts: sandboxMounts + "17 9 8:1 /w /tmp/w ro - ext4 /dev/vda rw\n", dir: "/tmp"},
+		{name: "the console bound into /dev", mounts: sandboxMounts + "17 5 0:5 /console /dev/console rw - devtmpfs udev rw\n", dir: "/dev",
+			devices: map[string]uint64{"/dev/console": unix.Mkdev(5, 1)}, why: "/dev/console is mounted beneath it writably"},
+		{name: "a terminal bound as the console", mounts: sandboxMounts + "17 5 0:31 /3 /dev/console rw - devpts devpts rw\n", dir: "/dev",
+			devices: map[string]uint64{"/dev/console": unix.Mkdev(136, 3)}},
+		{name: "a writable tmpfs not the sandbox's own", mounts: sandboxMounts + "17 9 0:40 / /tmp/shm rw - tmpfs tmpfs rw\n", dir: "/tmp", why: "/tmp/shm is mounted beneath it writably"},
+		{name: "one of its own beneath", mounts: sandboxMounts + "17 9 0:40 / /tmp/inner rw - tmpfs tmpfs rw\n", dir: "/tmp"},
+		{name: "covered by a later mount", mounts: sandboxMounts + "17 1 8:1 /t /tmp rw - ext4 /dev/vda rw\n", dir: "/tmp", why: "its file system is ext4"},
+		{name: "no mount", mounts: sandboxMounts, dir: "/srv", why: "not a mount point"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mounts, err := mountinfo.Parse(strings.NewReader(tc.mounts))
+			if err != nil {
+				t.Fatal(err)
+			}
+			priv := private
+			if tc.name == "one of its own beneath" {
+				priv = append(priv, "/tmp/inner")
+			}
+			got := lockable(mounts, priv, tc.dir, devices(tc.devices))
+			if (tc.why == "") != (got == "") || !strings.Contains(got, tc.why) {
+				t.Errorf("lockable(%s) = %q, want %q", tc.dir, got, tc.why)
+			}
+		})
+	}
+}
+
+// TestLockedWithoutRules: no call goes on where a rule of the warden's
+// applies on a locked file system, since the domain grants each one whole.
+func TestLockedWithoutRules(t *testing.T) {
+	w := &Warden{dirs: map[fileID]dirRule{{dev: 7, ino: 1}: {}}}
+	if locked, why := w.lockedWithoutRules([]uint64{5, 6}); len(locked) != 2 || why != "" {
+		t.Errorf("no rule on 5 or 6: locked %v, %q", locked, why)
+	}
+	for name, w := range map[string]*Warden{
+		"a directory's names": {dirs: map[fileID]dirRule{{dev: 6, ino: 1}: {}}},
+		"a copy":              {copies: map[fileID]copyThrough{{dev: 6, ino: 1}: {}}},
+		"a git directory":     {gitDirs: map[fileID]gitDirRule{{dev: 6, ino: 1}: {}}},
+	} {
+		if locked, why := w.lockedWithoutRules([]uint64{5, 6}); len(locked) != 0 || !strings.Contains(why, "device 6") {
+			t.Errorf("%s on 6: locked %v, %q", name, locked, why)
+		}
+	}
+}
+
+// TestFixedNames: only a device file bound directly in a locked file
+// system mounted directly on the root is a fixed name.
+func TestFixedNames(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"dev", "dev/shm", "tmp", "run"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Device files cannot be made here: the root's are looked at through
+	// links of theirs, which the check must not follow.
+	for _, f := range []string{"dev/null", "dev/tty", "tmp/null", "run/null"} {
+		if err := os.Symlink("/dev/null", filepath.Join(root, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(rootFD)
+	mounts, err := mountinfo.Parse(strings.NewReader(sandboxMounts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked := map[uint64]bool{unix.Mkdev(0, 30): true, unix.Mkdev(0, 32): true}
+	if got := fixedNames(mounts, locked, rootFD); len(got) != 0 {
+		t.Errorf("links are no device files: %v", got)
+	}
+	// /dev/null as the device it is, at the real root.
+	realRoot, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(realRoot)
+	var st unix.Stat_t
+	if unix.Stat("/dev/null", &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		t.Skip("this machine's /dev/null is no device file")
+	}
+	got := fixedNames(mounts, locked, realRoot)
+	if !got["/dev/null"] {
+		t.Errorf("/dev/null on the locked /dev is not fixed: %v", got)
+	}
+	if got["/dev/pts"] || got["/tmp"] || got["/dev"] {
+		t.Errorf("a directory is fixed: %v", got)
+	}
+	delete(locked, unix.Mkdev(0, 30))
+	if got := fixedNames(mounts, locked, realRoot); got["/dev/null"] {
+		t.Errorf("/dev/null fixed with /dev not locked: %v", got)
+	}
+	// Below a mount that is not directly on the root.
+	nested := strings.ReplaceAll(sandboxMounts, "5 1 0:30 / /dev ", "5 9 0:30 / /dev ")
+	if mounts, err = mountinfo.Parse(strings.NewReader(nested)); err != nil {
+		t.Fatal(err)
+	}
+	locked[unix.Mkdev(0, 30)] = true
+	if got := fixedNames(mounts, locked, realRoot); got["/dev/null"] {
+		t.Errorf("/dev/null fixed below a /dev mounted on another mount: %v", got)
+	}
+}
