@@ -103,6 +103,7 @@ func podmanReason() string {
 }
 
 func TestPodman(t *testing.T) {
+	lane(t)
 	if why := podmanReason(); why != "" {
 		cannotRun(t, "the Podman group (dev containers on Podman)", why)
 		t.Skip(why)
