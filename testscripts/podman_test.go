@@ -68,11 +68,11 @@ var podmanRuntimes = []string{"crun", "runc"}
 
 // podmanRuntime is the first of podmanRuntimes with which the Podman the
 // command prefix runs (who: rootful or rootless) creates a container of
-// image here. Debian's podman
-// depends on `crun | runc`, so which one a machine has depends on what apt
-// installed first; crun 1.8 refuses every container on a host whose
-// cgroups are in hybrid mode ("cgroups in hybrid mode not supported, drop
-// all controllers from cgroupv2"), where runc works.
+// image here. Debian's podman depends on `crun | runc`, so which one a
+// machine has depends on what apt installed first; crun 1.8 refuses every
+// container on a host whose cgroups are in hybrid mode ("cgroups in hybrid
+// mode not supported, drop all controllers from cgroupv2"), where runc
+// works.
 func podmanRuntime(who string, engine []string, image string) (string, error) {
 	var refused []string
 	for _, rt := range podmanRuntimes {
