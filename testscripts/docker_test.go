@@ -69,6 +69,7 @@ func dockerReason() string {
 }
 
 func TestDocker(t *testing.T) {
+	lane(t)
 	if why := dockerReason(); why != "" {
 		cannotRun(t, "the Docker group (real dev containers)", why)
 		t.Skip(why)

@@ -25,19 +25,67 @@ import (
 // ID ranges) when it is missing.
 const podmanUser = "claude-sandbox-podman"
 
-// podmanLimits is the containers.conf the group's Podman reads: its
-// containers' rlimits. Podman (4.3.1) raises the open files and processes
-// limits of a rootful container beyond the machine's own by default, which
-// a machine whose root lacks CAP_SYS_RESOURCE (as CI's) cannot: `error
-// setting rlimit type 7: operation not permitted`. Open files at the hard
-// limit start; processes failed here above 32768 (with a hard limit of
-// 96367), so that is the cap.
-func podmanLimits() string {
+// podmanConf is a containers.conf the group's Podman reads: rootful
+// Podman's, and the rootless user's.
+type podmanConf struct {
+	// hostNetwork: the user's containers and builds take the host's
+	// network (netns = "host"), where the user cannot open /dev/net/tun.
+	hostNetwork bool
+	// runtime is the OCI runtime that creates containers here
+	// (podmanRuntime); empty, Podman's own choice, until it is chosen.
+	runtime string
+}
+
+// text is the conf's text. Its rlimits: Podman (4.3.1) raises the open
+// files and processes limits of a rootful container beyond the machine's
+// own by default, which a machine whose root lacks CAP_SYS_RESOURCE (as
+// CI's) cannot: `error setting rlimit type 7: operation not permitted`.
+// Open files at the hard limit start; processes failed here above 32768
+// (with a hard limit of 96367), so that is the cap.
+func (c podmanConf) text() string {
 	var nofile, nproc unix.Rlimit
 	_ = unix.Getrlimit(unix.RLIMIT_NOFILE, &nofile)
 	_ = unix.Getrlimit(unix.RLIMIT_NPROC, &nproc)
 	n, p := min(nofile.Max, 1<<20), min(nproc.Max, 32768)
-	return fmt.Sprintf("[containers]\ndefault_ulimits = [\"nofile=%d:%d\", \"nproc=%d:%d\"]\n", n, n, p, p)
+	text := fmt.Sprintf("[containers]\ndefault_ulimits = [\"nofile=%d:%d\", \"nproc=%d:%d\"]\n", n, n, p, p)
+	if c.hostNetwork {
+		text += "netns = \"host\"\n"
+	}
+	if c.runtime != "" {
+		text += fmt.Sprintf("[engine]\nruntime = %q\n", c.runtime)
+	}
+	return text
+}
+
+// write writes the conf to path, readable by the rootless user.
+func (c podmanConf) write(path string) error {
+	return os.WriteFile(path, []byte(c.text()), 0o644)
+}
+
+// podmanRuntimes are the OCI runtimes the group tries, in Podman's order
+// (Podman takes crun where it is installed).
+var podmanRuntimes = []string{"crun", "runc"}
+
+// podmanRuntime is the first of podmanRuntimes with which the Podman the
+// command prefix runs (who: rootful or rootless) creates a container of
+// image here. Debian's podman depends on `crun | runc`, so which one a
+// machine has depends on what apt installed first; crun 1.8 refuses every
+// container on a host whose cgroups are in hybrid mode ("cgroups in hybrid
+// mode not supported, drop all controllers from cgroupv2"), where runc
+// works.
+func podmanRuntime(who string, engine []string, image string) (string, error) {
+	var refused []string
+	for _, rt := range podmanRuntimes {
+		out, err := exec.Command(engine[0], append(engine[1:], "--runtime", rt, "run", "--rm", image, "true")...).CombinedOutput()
+		if err == nil {
+			if len(refused) > 0 {
+				fmt.Fprintf(os.Stderr, "the Podman group: %s; %s Podman uses %s (runtime = %q)\n", strings.Join(refused, "; "), who, rt, rt)
+			}
+			return rt, nil
+		}
+		refused = append(refused, fmt.Sprintf("%s cannot create a container here: %s", rt, lastLines(out, 1)))
+	}
+	return "", fmt.Errorf("no OCI runtime creates a container for %s Podman here: %s", who, strings.Join(refused, "; "))
 }
 
 // podmanReason is empty when the Podman group can run here.
@@ -55,6 +103,7 @@ func podmanReason() string {
 }
 
 func TestPodman(t *testing.T) {
+	lane(t)
 	if why := podmanReason(); why != "" {
 		cannotRun(t, "the Podman group (dev containers on Podman)", why)
 		t.Skip(why)
@@ -85,11 +134,12 @@ func TestPodman(t *testing.T) {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(confDir, "containers.conf")
-	if err := os.WriteFile(conf, []byte(podmanLimits()), 0o644); err != nil {
+	var rootful podmanConf
+	if err := rootful.write(conf); err != nil {
 		t.Fatal(err)
 	}
 	os.Setenv("CONTAINERS_CONF", conf)
-	u, err := rootlessUser(conf)
+	u, err := rootlessUser()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +150,21 @@ func TestPodman(t *testing.T) {
 	}
 	if _, err := engineBase(u.prefix()); err != nil {
 		t.Fatal(err)
+	}
+	// Each Podman, its builds too, creates containers with a runtime that
+	// works here, whichever apt installed.
+	for _, p := range []struct {
+		who    string
+		engine []string
+		conf   podmanConf
+		path   string
+	}{{"rootful", []string{"podman"}, rootful, conf}, {"rootless", u.prefix(), u.podmanConf, u.conf}} {
+		if p.conf.runtime, err = podmanRuntime(p.who, p.engine, base); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.conf.write(p.path); err != nil {
+			t.Fatal(err)
+		}
 	}
 	g := newDevcontainerGroup(t, base)
 	testscript.Run(t, testscript.Params{
@@ -150,9 +215,11 @@ func TestPodman(t *testing.T) {
 	})
 }
 
-// podmanAccount is the rootless user and what its Podman needs.
+// podmanAccount is the rootless user and what its Podman needs: its
+// containers.conf, at conf.
 type podmanAccount struct {
 	name, uid, home, conf string
+	podmanConf
 }
 
 // prefixEnv runs a command as the user, with the session variables Podman
@@ -181,7 +248,7 @@ func (u podmanAccount) prefix() []string { return append(u.prefixEnv(), "podman"
 // rootlessUser makes the rootless user, when missing, with subordinate ID
 // ranges, its runtime directory, and Podman's overlay storage (Debian's
 // Podman picks vfs, which copies every layer whole).
-func rootlessUser(conf string) (podmanAccount, error) {
+func rootlessUser() (podmanAccount, error) {
 	if _, err := user.Lookup(podmanUser); err != nil {
 		if out, err := exec.Command("useradd", "-m", "-s", "/bin/sh", podmanUser).CombinedOutput(); err != nil {
 			return podmanAccount{}, fmt.Errorf("useradd: %v: %s", err, out)
@@ -217,18 +284,15 @@ func rootlessUser(conf string) (podmanAccount, error) {
 		return podmanAccount{}, err
 	}
 	userConf := filepath.Join(pu.HomeDir, ".config/containers/claude-sandbox-test.conf")
-	data, err := os.ReadFile(conf)
-	if err != nil {
-		return podmanAccount{}, err
-	}
+	var userPodman podmanConf
 	// Rootless Podman's default network (slirp4netns), for builds too,
 	// needs /dev/net/tun, which some machines (as CI's) let only root open:
 	// there the user's containers and builds take the host's network.
 	if exec.Command("sudo", "-u", podmanUser, "sh", "-c", "exec 3<>/dev/net/tun").Run() != nil {
 		fmt.Fprintf(os.Stderr, "the Podman group: %s cannot open /dev/net/tun, so rootless Podman uses the host's network (netns = \"host\")\n", podmanUser)
-		data = append(data, "netns = \"host\"\n"...)
+		userPodman.hostNetwork = true
 	}
-	if err := os.WriteFile(userConf, data, 0o644); err != nil {
+	if err := userPodman.write(userConf); err != nil {
 		return podmanAccount{}, err
 	}
 	for _, p := range []string{run, filepath.Join(pu.HomeDir, ".config")} {
@@ -236,7 +300,7 @@ func rootlessUser(conf string) (podmanAccount, error) {
 			return podmanAccount{}, fmt.Errorf("chown: %v: %s", err, out)
 		}
 	}
-	return podmanAccount{name: podmanUser, uid: pu.Uid, home: pu.HomeDir, conf: userConf}, nil
+	return podmanAccount{name: podmanUser, uid: pu.Uid, home: pu.HomeDir, conf: userConf, podmanConf: userPodman}, nil
 }
 
 // podmanCleanup removes the containers labelled with id, in the Podman the

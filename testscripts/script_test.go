@@ -148,19 +148,31 @@ func kindOf(file string) string {
 func TestGolden(t *testing.T) { runKind(t, kinds["golden"]) }
 
 // TestLive runs the *_live scripts: bwrap for real, probed from inside.
-func TestLive(t *testing.T) { runKind(t, kinds["live"]) }
+func TestLive(t *testing.T) {
+	lane(t)
+	runKind(t, kinds["live"])
+}
 
 // TestContainer runs the *_container scripts: the installer for real in a
 // throwaway container.
-func TestContainer(t *testing.T) { runKind(t, kinds["container"]) }
+func TestContainer(t *testing.T) {
+	lane(t)
+	runKind(t, kinds["container"])
+}
 
 // TestDebian runs the *_debian scripts: the feature installed into a
 // container over a minimal Debian made with debootstrap.
-func TestDebian(t *testing.T) { runKind(t, kinds["debian"]) }
+func TestDebian(t *testing.T) {
+	lane(t)
+	runKind(t, kinds["debian"])
+}
 
 // TestRedteam runs the red-team suite: the real Claude Code attacking the
 // sandbox (docs/redteam.md).
-func TestRedteam(t *testing.T) { runKind(t, kinds["redteam"]) }
+func TestRedteam(t *testing.T) {
+	lane(t)
+	runKind(t, kinds["redteam"])
+}
 
 // A precondition is a condition scripts ask ([live]) and what makes it
 // false here; why is worked out once per test process.
