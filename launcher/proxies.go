@@ -74,7 +74,7 @@ func newServices(pr *Prepared, authL net.Listener, conns connBounds, stderr io.W
 	s.rules.Outside, s.rules.Dirs, s.rules.Paths = pr.Plan.OutsideNames, pr.Plan.NameRules, pr.Plan.PathRules
 	s.rules.InNamedDirs, s.rules.InsideOnly, s.rules.CopyThrough = pr.Plan.InNamedDirs, pr.Plan.InsideOnly, pr.Plan.CopyThrough
 	s.rules.Checkouts, s.rules.CheckoutNames = pr.Plan.Checkouts, pr.Plan.CheckoutNames
-	s.rules.GitDirs = pr.Plan.GitDirs
+	s.rules.GitDirs, s.rules.Workspace = pr.Plan.GitDirs, pr.Plan.Workspace
 	if pr.Plan.GitStore != "" {
 		s.rules.GitStore = &warden.GitStore{Dir: pr.Plan.GitStore, Inside: layout.InsideGitStore}
 	}

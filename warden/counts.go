@@ -14,14 +14,15 @@ import (
 type landing int
 
 const (
-	landUnlooked landing = iota // not looked at: the lock is off, or a call on two names
-	landLocked                  // a file system of the sandbox's own that its Landlock domain grants
-	landPrivate                 // another file system of the sandbox's own
-	landShared                  // a file system the outside sees: the workspace and the rest
+	landUnlooked  landing = iota // not looked at: the lock is off, or a socket's call
+	landLocked                   // a file system of the sandbox's own that its Landlock domain grants
+	landPrivate                  // another file system of the sandbox's own
+	landWorkspace                // the workspace's file system
+	landShared                   // another file system the outside sees
 	landings
 )
 
-var landingNames = [landings]string{"unlooked", "locked", "private", "shared"}
+var landingNames = [landings]string{"unlooked", "locked", "private", "workspace", "shared"}
 
 // answerKind is how a call was answered.
 type answerKind int

@@ -1,8 +1,6 @@
 package warden
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -108,62 +106,71 @@ func TestLockedWithoutRules(t *testing.T) {
 }
 
 // TestFixedNames: only a device file bound directly in a locked file
-// system mounted directly on the root is a fixed name.
+// system, every leading directory a mount point, is a fixed name.
 func TestFixedNames(t *testing.T) {
-	root := t.TempDir()
-	for _, d := range []string{"dev", "dev/shm", "tmp", "run"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Device files cannot be made here: the root's are looked at through
-	// links of theirs, which the check must not follow.
-	for _, f := range []string{"dev/null", "dev/tty", "tmp/null", "run/null"} {
-		if err := os.Symlink("/dev/null", filepath.Join(root, f)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(rootFD)
 	mounts, err := mountinfo.Parse(strings.NewReader(sandboxMounts))
 	if err != nil {
 		t.Fatal(err)
 	}
 	locked := map[uint64]bool{unix.Mkdev(0, 30): true, unix.Mkdev(0, 32): true}
-	if got := fixedNames(mounts, locked, rootFD); len(got) != 0 {
+	stat := devices(map[string]uint64{"/srv/dev/null": unix.Mkdev(1, 3)})
+	got := fixedNames(mounts, locked, stat)
+	if !got["/dev/null"] || !got["/dev/tty"] || len(got) != 2 {
+		t.Errorf("want /dev/null and /dev/tty, got %v", got)
+	}
+	linkOnly := func(string) (unix.Stat_t, error) { return unix.Stat_t{Mode: unix.S_IFLNK | 0o777}, nil }
+	if got := fixedNames(mounts, locked, linkOnly); len(got) != 0 {
 		t.Errorf("links are no device files: %v", got)
 	}
-	// /dev/null as the device it is, at the real root.
-	realRoot, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY, 0)
+	delete(locked, unix.Mkdev(0, 30))
+	if got := fixedNames(mounts, locked, stat); len(got) != 0 {
+		t.Errorf("fixed with /dev not locked: %v", got)
+	}
+	locked[unix.Mkdev(0, 30)] = true
+	// bwrap's /dev is mounted on the host's /dev the root bind brought in:
+	// stacked, every leading directory still a mount point.
+	stacked := strings.ReplaceAll(sandboxMounts, "5 1 0:30 / /dev ", "5 2 0:30 / /dev ")
+	if mounts, err = mountinfo.Parse(strings.NewReader(stacked)); err != nil {
+		t.Fatal(err)
+	}
+	if got := fixedNames(mounts, locked, stat); !got["/dev/null"] {
+		t.Errorf("/dev/null on a /dev stacked on the host's is not fixed: %v", got)
+	}
+	// A leading directory that is no mount point could be renamed: a
+	// locked tmpfs at /srv/dev, /srv a directory of the root's.
+	moved := strings.ReplaceAll(strings.ReplaceAll(sandboxMounts, " /dev/null ", " /srv/dev/null "), "5 1 0:30 / /dev ", "5 1 0:30 / /srv/dev ")
+	if mounts, err = mountinfo.Parse(strings.NewReader(moved)); err != nil {
+		t.Fatal(err)
+	}
+	if got := fixedNames(mounts, locked, stat); got["/srv/dev/null"] {
+		t.Errorf("a device below a directory that is no mount point is fixed: %v", got)
+	}
+}
+
+// TestFirstLook: a path's text leads to the mount seen below it, never to
+// one another mount covers.
+func TestFirstLook(t *testing.T) {
+	mounts, err := mountinfo.Parse(strings.NewReader(sandboxMounts))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(realRoot)
-	var st unix.Stat_t
-	if unix.Stat("/dev/null", &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
-		t.Skip("this machine's /dev/null is no device file")
-	}
-	got := fixedNames(mounts, locked, realRoot)
-	if !got["/dev/null"] {
-		t.Errorf("/dev/null on the locked /dev is not fixed: %v", got)
-	}
-	if got["/dev/pts"] || got["/tmp"] || got["/dev"] {
-		t.Errorf("a directory is fixed: %v", got)
-	}
-	delete(locked, unix.Mkdev(0, 30))
-	if got := fixedNames(mounts, locked, realRoot); got["/dev/null"] {
-		t.Errorf("/dev/null fixed with /dev not locked: %v", got)
-	}
-	// Below a mount that is not directly on the root.
-	nested := strings.ReplaceAll(sandboxMounts, "5 1 0:30 / /dev ", "5 9 0:30 / /dev ")
-	if mounts, err = mountinfo.Parse(strings.NewReader(nested)); err != nil {
-		t.Fatal(err)
-	}
-	locked[unix.Mkdev(0, 30)] = true
-	if got := fixedNames(mounts, locked, realRoot); got["/dev/null"] {
-		t.Errorf("/dev/null fixed below a /dev mounted on another mount: %v", got)
+	w := &Warden{locked: map[uint64]bool{unix.Mkdev(0, 30): true, unix.Mkdev(0, 32): true},
+		private:     map[uint64]bool{unix.Mkdev(0, 30): true, unix.Mkdev(0, 32): true, unix.Mkdev(0, 33): true, unix.Mkdev(0, 34): true},
+		mountPoints: mountPointsOf(mounts), workspaceDev: unix.Mkdev(8, 1)}
+	for path, want := range map[string]landing{
+		"/dev/shm/x":                  landLocked, // the host's /dev/shm is covered by bwrap's /dev
+		"/dev/pts/0":                  landShared,
+		"/tmp/a/b":                    landLocked,
+		"/tmpx/a":                     landWorkspace, // the root's, which the workspace shares here
+		"/run/claude-sandbox/git/x":   landWorkspace,
+		"/run/x":                      landPrivate,
+		"/home/u/.cache/go-build/x":   landPrivate,
+		"/home/u/.claude/projects/x":  landWorkspace,
+		"/workspaces/p/node_modules/": landWorkspace,
+	} {
+		c := &fileCall{path: path, start: -1}
+		if got := w.firstLook(c); got != want {
+			t.Errorf("firstLook(%s) = %s, want %s", path, landingNames[got], landingNames[want])
+		}
 	}
 }

@@ -28,7 +28,7 @@ type Rules struct {
 	// which refuses it anywhere else (ADR 0040).
 	Locked []uint64
 	Dirs   []namerule.InDir
-	Paths   []namerule.Path
+	Paths  []namerule.Path
 	// InNamedDirs are names refused, with everything below them, in every
 	// directory of a given name the outside sees, whenever it appeared:
 	// git outside obeys a ".git" directory's config and hooks in any
@@ -69,6 +69,9 @@ type Rules struct {
 	// rename the warden checks, as in every directory named .git (ADR
 	// 0038).
 	GitDirs []namerule.GitDir
+	// Workspace is the workspace's path inside, which the counts of calls
+	// name (Breakdown); no rule depends on it.
+	Workspace string
 }
 
 // A GitStore is the workspace's directory of git directories made during

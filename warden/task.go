@@ -62,14 +62,18 @@ func (t *task) string(addr uint64) (string, error) {
 	if addr == 0 {
 		return "", unix.EFAULT
 	}
+	// Most paths are short: the first read takes 256 bytes, each next one
+	// up to the end of the page (never past it: the next page may not
+	// exist), so a call does not clear and copy a page it does not need.
+	var first [256]byte
+	buf := first[:]
 	var out []byte
 	page := uint64(os.Getpagesize())
 	for len(out) < unix.PathMax {
-		// Read to the end of the page at most: the next one may not exist.
-		n := page - (addr+uint64(len(out)))%page
-		buf := make([]byte, n)
+		at := addr + uint64(len(out))
+		n := min(page-at%page, uint64(len(buf)))
 		local := []unix.Iovec{{Base: &buf[0], Len: n}}
-		remote := []unix.RemoteIovec{{Base: uintptr(addr) + uintptr(len(out)), Len: int(n)}}
+		remote := []unix.RemoteIovec{{Base: uintptr(at), Len: int(n)}}
 		got, err := unix.ProcessVMReadv(t.tid, local, remote, 0)
 		if err != nil {
 			return "", unix.EFAULT
@@ -78,6 +82,9 @@ func (t *task) string(addr uint64) (string, error) {
 			return string(append(out, buf[:i]...)), nil
 		}
 		out = append(out, buf[:got]...)
+		if len(buf) < int(page) {
+			buf = make([]byte, page)
+		}
 	}
 	return "", unix.ENAMETOOLONG
 }

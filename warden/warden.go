@@ -49,12 +49,15 @@ type Warden struct {
 	// locked are the file systems of private the sandbox's Landlock domain
 	// grants, where a call may go on in the kernel (goeson.go); empty when
 	// none may, and LockOff then says why, if a domain grants some.
-	locked     map[uint64]bool
-	LockOff    string
-	fixedNames map[string]bool // on locked file systems: goeson.go
-	dirs       map[fileID]dirRule
-	paths      []pathRule
-	inNamed    map[string]map[string]string // directory name, then entry name, both as keys (foldname.Key): why
+	locked       map[uint64]bool
+	LockOff      string
+	fixedNames   map[string]bool // on locked file systems: goeson.go
+	mountPoints  []seenMount     // the sandbox's, for goesOn's first look
+	workspace    string          // Rules.Workspace
+	workspaceDev uint64
+	dirs         map[fileID]dirRule
+	paths        []pathRule
+	inNamed      map[string]map[string]string // directory name, then entry name, both as keys (foldname.Key): why
 	// Refused, when set, hears of every refusal: the path as the warden
 	// sees it and why.
 	Refused func(path, why string)
@@ -84,7 +87,7 @@ type Warden struct {
 // one that does not exist is an error, because its names could then be
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
-	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, insideOnly: r.InsideOnly,
+	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, insideOnly: r.InsideOnly, workspace: r.Workspace,
 		checkouts: r.Checkouts, checkoutNames: r.CheckoutNames,
 		sockets: ownSockets{files: map[fileID]int{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
 	if r.Helper != nil {
@@ -153,7 +156,16 @@ func (w *Warden) sandboxRoot(t *task) (int, error) {
 	if len(w.locked) > 0 {
 		// Read through the task's PID: kept only if it still is the task.
 		if mounts, err := mountinfo.Read(strconv.Itoa(t.tid)); err == nil && valid(w.listener, t.id) {
-			w.fixedNames = fixedNames(mounts, w.locked, root)
+			w.fixedNames = fixedNames(mounts, w.locked, func(p string) (unix.Stat_t, error) {
+				var st unix.Stat_t
+				err := unix.Fstatat(root, strings.TrimPrefix(p, "/"), &st, unix.AT_SYMLINK_NOFOLLOW)
+				return st, err
+			})
+			w.mountPoints = mountPointsOf(mounts)
+			var st unix.Stat_t
+			if w.workspace != "" && unix.Fstatat(root, strings.TrimPrefix(w.workspace, "/"), &st, 0) == nil {
+				w.workspaceDev = st.Dev
+			}
 		}
 	}
 	w.onlyMounts = insideOnlyMounts(root, w.insideOnly)
