@@ -45,6 +45,13 @@ func (w *Warden) goesOn(c *fileCall, wk *walker) (bool, landing) {
 	if first != landLocked && (first == landUnlooked || !strings.HasPrefix(c.path, "/proc/")) {
 		return false, first
 	}
+	return w.walkedLocked(c, wk, first)
+}
+
+// walkedLocked walks c's path to its target, as the call would, and
+// reports whether that lies on a locked file system, and where it lands
+// (first, the first look's, if the walk cannot tell).
+func (w *Warden) walkedLocked(c *fileCall, wk *walker, first landing) (bool, landing) {
 	follow := false
 	switch c.req.op {
 	case opOpen:
