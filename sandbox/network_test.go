@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 )
 
 // TestEgressPolicyClaudeHosts: Claude's own hosts are open to the sandbox
@@ -33,7 +34,7 @@ func TestEgressPolicyClaudeHosts(t *testing.T) {
 		{"inside", nil, false, append([]string{"registry.npmjs.org"}, claudeHosts...)},
 		{"inside with a gateway", []string{"ANTHROPIC_BASE_URL=http://gateway.example:8080/v1"}, false, append(append([]string{"registry.npmjs.org"}, claudeHosts...), "gateway.example")},
 	} {
-		p, err := EgressPolicy(c, tc.environ, tc.authProxied)
+		p, err := EgressPolicy(c, launchenv.Read(tc.environ), tc.authProxied)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -44,8 +45,15 @@ func TestEgressPolicyClaudeHosts(t *testing.T) {
 			t.Errorf("%s: allow-ip %v", tc.name, p.IPs)
 		}
 	}
-	if _, err := EgressPolicy(c, []string{"ANTHROPIC_BASE_URL=::"}, false); err == nil {
-		t.Error("a base URL that is not a URL was accepted")
+	// The base URL is read by the door's one parser: what the credential
+	// proxy would refuse as no http(s) URL is refused here too, never let
+	// through as a host of the allowlist nor dropped unsaid (red with the
+	// scheme check removed: ftp:// was dropped, the launch went on).
+	for _, base := range []string{"::", "ftp://gateway.example", "gateway.example:8443", "https://"} {
+		_, err := EgressPolicy(c, launchenv.Read([]string{"ANTHROPIC_BASE_URL=" + base}), false)
+		if want := `ANTHROPIC_BASE_URL="` + base + `" is not an http(s) URL`; err == nil || err.Error() != want {
+			t.Errorf("base URL %q: %v, want %s", base, err, want)
+		}
 	}
 }
 
@@ -56,7 +64,7 @@ func TestEgressPolicyPresets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := EgressPolicy(c, nil, true)
+	p, err := EgressPolicy(c, launchenv.Env{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
