@@ -251,7 +251,7 @@ var MinGit = [3]int{2, 38, 0}
 // repository it finds by itself (safe.bareRepository = explicit, which the
 // installer sets in the system configuration), or a session could make one
 // anywhere in the workspace whose configuration the editor's or a shell
-// prompt's git then obeys (ADR 0015). environ is the caller's: git reads
+// prompt's git then obeys (ADR 0015). env is the caller's: git reads
 // the same configuration for it as for the user's own commands.
 func Git(env launchenv.Given) []Finding {
 	git, err := exec.LookPath("git")

@@ -141,7 +141,7 @@ const (
 // protectGit finds every git directory that git outside could enter from
 // the roots, given the entries the walk found there, and returns what to
 // hold. home is the user's real home, whose git configuration (read
-// outside the sandbox's view) applies to every repository; environ may
+// outside the sandbox's view) applies to every repository; env may
 // name more configuration files (only more protection follows from it).
 func protectGit(ws string, roots []string, found []foundEntry, home string, env launchenv.Env, inSandbox bool) (*gitHolds, error) {
 	s := &gitScan{ws: ws, roots: roots, home: home, dirs: map[string]*gitDir{}, inSandbox: inSandbox}
