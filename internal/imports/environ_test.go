@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +26,13 @@ var environReaders = map[string][]string{
 
 // splitters are the calls that, given "=", take a NAME=value string apart.
 var splitters = []string{"Cut", "Split", "SplitN", "SplitAfter", "SplitAfterN", "Index", "IndexByte", "IndexRune", "LastIndex", "LastIndexByte", "Fields"}
+
+// prefixMatchers are the calls that, given "NAME=", pick one variable out
+// of NAME=value strings.
+var prefixMatchers = []string{"HasPrefix", "CutPrefix", "TrimPrefix"}
+
+// assignment is a literal "NAME=" as Go writes it.
+var assignment = regexp.MustCompile(`^"[A-Za-z_][A-Za-z0-9_]*="$`)
 
 // environOutsideDoor are the files besides the door that read an
 // environment or split NAME=value strings, and why that is not the
@@ -113,8 +121,8 @@ func TestEnvironDoor(t *testing.T) {
 }
 
 // environUses are the places in f that read an environment: a call of
-// environReaders, a splitter given "=" or '=', an import of
-// internal/envlist.
+// environReaders, a splitter given "=" or '=', a prefix match given
+// "NAME=", an import of internal/envlist.
 func environUses(fset *token.FileSet, f *ast.File) []string {
 	var out []string
 	for _, imp := range f.Imports {
@@ -138,12 +146,16 @@ func environUses(fset *token.FileSet, f *ast.File) []string {
 			return true
 		}
 		fn, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok || !isIdent(fn.X, "strings") || !contains(splitters, fn.Sel.Name) {
+		if !ok || !isIdent(fn.X, "strings") {
 			return true
 		}
 		for _, a := range call.Args {
-			if lit, ok := a.(*ast.BasicLit); ok && (lit.Value == `"="` || lit.Value == `'='`) {
-				out = append(out, fset.Position(call.Pos()).String()+": strings."+fn.Sel.Name+" on \"=\"")
+			lit, ok := a.(*ast.BasicLit)
+			switch {
+			case !ok:
+			case contains(splitters, fn.Sel.Name) && (lit.Value == `"="` || lit.Value == `'='`),
+				contains(prefixMatchers, fn.Sel.Name) && assignment.MatchString(lit.Value):
+				out = append(out, fset.Position(call.Pos()).String()+": strings."+fn.Sel.Name+" on "+lit.Value)
 			}
 		}
 		return true
