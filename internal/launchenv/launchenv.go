@@ -5,11 +5,14 @@
 //
 // A list can define a name twice (a shell never passes such a list, but
 // any program calling execve can). Here the first definition wins, for
-// every reader: it is the one getenv(3) and Go's os.Getenv read, so the
-// launcher decides on the value that git, bwrap and every other program
-// reading the same list by getenv would see. Before this
-// door the sandbox's PATH took one VIRTUAL_ENV and its environment passed
-// the other in. An entry without "=" defines nothing, as for getenv(3).
+// every reader: it is the one getenv(3) and Go's os.Getenv read, and Go's
+// os.Environ, which the program hands to cli.Main, already drops the later
+// ones, so the door and the runtime agree, and a list given otherwise (a
+// test's, verify's /proc/1/environ) is read the same way. Before this door
+// envlist.Lookup read the first and the passed variables the last: given a
+// raw list, the sandbox's PATH took one VIRTUAL_ENV and its environment
+// passed the other in. An entry without "=" defines nothing, as for
+// getenv(3).
 package launchenv
 
 import (
