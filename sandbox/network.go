@@ -77,11 +77,7 @@ func EgressPolicy(c *Conf, env launchenv.Env, authProxied bool) (*hostaddr.Allow
 		return nil, err
 	}
 	if u != nil {
-		hostPort := u.Host
-		if u.Port() == "" {
-			hostPort += map[string]string{"http": ":80"}[u.Scheme]
-		}
-		if dom, err := hostaddr.ParseDomain(hostPort); err == nil {
+		if dom, err := hostaddr.ParseDomain(launchenv.HostPort(u)); err == nil {
 			p.Domains = append(p.Domains, dom)
 		}
 	}

@@ -57,6 +57,31 @@ func TestEgressPolicyClaudeHosts(t *testing.T) {
 	}
 }
 
+// TestEgressPolicyBaseURLPort: the base URL's host is let through on the
+// port its requests go to, the scheme's when the URL names none (red with
+// the scheme's port left out: https://gateway.example named no port, which
+// also let plain http through to port 80).
+func TestEgressPolicyBaseURLPort(t *testing.T) {
+	c, err := ParseConf("test.conf", strings.NewReader(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for base, want := range map[string]hostaddr.Domain{
+		"https://gateway.example":          {Host: "gateway.example", Port: 443},
+		"https://gateway.example/v1":       {Host: "gateway.example", Port: 443},
+		"http://gateway.example":           {Host: "gateway.example", Port: 80},
+		"https://gateway.example:8443/api": {Host: "gateway.example", Port: 8443},
+	} {
+		p, err := EgressPolicy(c, launchenv.Read([]string{"ANTHROPIC_BASE_URL=" + base}), false)
+		if err != nil {
+			t.Fatalf("%s: %v", base, err)
+		}
+		if got := p.Domains[len(p.Domains)-1]; got != want {
+			t.Errorf("%s: %+v, want %+v", base, got, want)
+		}
+	}
+}
+
 // A preset stands for its hosts as lines without a port, after the admin's
 // own allow-domain lines.
 func TestEgressPolicyPresets(t *testing.T) {

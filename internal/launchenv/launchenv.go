@@ -17,6 +17,7 @@ package launchenv
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -113,6 +114,18 @@ func ParseBaseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("%s=%q is not an http(s) URL", BaseURLVar, raw)
 	}
 	return u, nil
+}
+
+// HostPort is where a base URL's requests go: its host and port, the
+// scheme's port when it names none. Without it, the allowlist's entry
+// for https://gateway.example named no port, which also lets plain http
+// through to port 80 of the host, where Claude Code sends nothing.
+func HostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // Cleartext says that u is plain http to an address other than loopback:
