@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 )
 
 // streamSize is the long answer the benchmark streams; eventSize is what the
@@ -64,7 +65,7 @@ func BenchmarkAuthProxy(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := authproxy.Find([]string{"ANTHROPIC_API_KEY=sk-ant-api03-bench"}, b.TempDir())
+	c, err := authproxy.Find(launchenv.Read([]string{"ANTHROPIC_API_KEY=sk-ant-api03-bench"}), b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

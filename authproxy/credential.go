@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 )
@@ -114,9 +114,9 @@ var loginLimits = plainfile.Limits{Max: maxLoginFile, Owner: os.Getuid(), DirOwn
 // mount of the host's in a container run as root), of at most
 // maxLoginFile bytes, opened without blocking: anything else is an error
 // naming the file, never a hang.
-func Find(environ []string, home string) (*Credential, error) {
+func Find(env launchenv.Env, home string) (*Credential, error) {
 	for _, src := range envSources {
-		if v := envlist.Get(environ, src.name); v != "" {
+		if v := env.Get(src.name); v != "" {
 			return newCredential(src.kind, src.name, &state{secret: v}), nil
 		}
 	}

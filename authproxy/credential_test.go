@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
@@ -48,7 +49,7 @@ func TestFindPrecedence(t *testing.T) {
 		{"first definition counts", []string{"ANTHROPIC_API_KEY=first", "ANTHROPIC_API_KEY=second"}, authproxy.APIKey, "ANTHROPIC_API_KEY", "first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := authproxy.Find(tc.environ, withFile)
+			c, err := authproxy.Find(launchenv.Read(tc.environ), withFile)
 			if err != nil || c == nil {
 				t.Fatalf("Find = %v, %v", c, err)
 			}
@@ -69,7 +70,7 @@ func TestFindNothing(t *testing.T) {
 		"null login":          writeLogin(t, `{"claudeAiOauth":null}`),
 		"login without token": writeLogin(t, `{"claudeAiOauth":{"accessToken":""}}`),
 	} {
-		c, err := authproxy.Find([]string{"ANTHROPIC_API_KEY=", "HOME=/x"}, home)
+		c, err := authproxy.Find(launchenv.Read([]string{"ANTHROPIC_API_KEY=", "HOME=/x"}), home)
 		if c != nil || err != nil {
 			t.Errorf("%s: Find = %v, %v; want nothing", name, c, err)
 		}
@@ -86,7 +87,7 @@ func TestFindBadFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := writeLogin(t, tc.content)
-			_, err := authproxy.Find(nil, home)
+			_, err := authproxy.Find(launchenv.Env{}, home)
 			if err == nil {
 				t.Fatal("Find accepted a malformed file")
 			}
@@ -105,7 +106,7 @@ func TestFindBadFile(t *testing.T) {
 		if err := os.MkdirAll(path, 0o700); err != nil { // a directory cannot be read, even by root
 			t.Fatal(err)
 		}
-		if _, err := authproxy.Find(nil, home); err == nil || !strings.Contains(err.Error(), path) {
+		if _, err := authproxy.Find(launchenv.Env{}, home); err == nil || !strings.Contains(err.Error(), path) {
 			t.Errorf("Find = %v; want an error naming %s", err, path)
 		}
 	})
@@ -114,7 +115,7 @@ func TestFindBadFile(t *testing.T) {
 func TestCredentialNeverPrintsSecret(t *testing.T) {
 	home := writeLogin(t, fileLogin)
 	for _, environ := range [][]string{{"ANTHROPIC_AUTH_TOKEN=sk-secret-1"}, {"ANTHROPIC_API_KEY=sk-secret-2"}, {"CLAUDE_CODE_OAUTH_TOKEN=sk-secret-3"}, nil} {
-		c, err := authproxy.Find(environ, home)
+		c, err := authproxy.Find(launchenv.Read(environ), home)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +156,7 @@ func TestFindReadsOnlyAPlainLoginFile(t *testing.T) {
 			if err := c.make(path); err != nil {
 				t.Fatal(err)
 			}
-			cred, err := authproxy.Find(nil, home)
+			cred, err := authproxy.Find(launchenv.Env{}, home)
 			if cred != nil || err == nil || !strings.Contains(err.Error(), path+c.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("Find = %v, %v; want one line with %q", cred, err, path+c.want)
 			}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 )
 
 const placeholder = "claude-sandbox-session-0123456789abcdef0123456789abcdef"
@@ -79,7 +80,7 @@ func startProxy(t *testing.T, c *authproxy.Credential, upstreamURL, tokenURL str
 
 func mustFind(t *testing.T, environ []string, home string) *authproxy.Credential {
 	t.Helper()
-	c, err := authproxy.Find(environ, home)
+	c, err := authproxy.Find(launchenv.Read(environ), home)
 	if err != nil || c == nil {
 		t.Fatalf("Find = %v, %v", c, err)
 	}

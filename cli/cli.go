@@ -20,7 +20,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/gate"
 	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/installer"
-	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 	"github.com/claude-sandbox/claude-sandbox/launcher"
@@ -34,7 +34,10 @@ import (
 var Version = "dev"
 
 // Main runs the program named argv0 with args and returns the exit status.
+// environ is the launching environment, read here once (launchenv.Receive):
+// nothing below takes the raw list.
 func Main(p host.Paths, argv0 string, args, environ []string, stdout, stderr io.Writer) int {
+	launchEnv := launchenv.Receive(environ)
 	name := filepath.Base(argv0)
 	if exe, err := os.Executable(); err == nil && exe == layout.InsideWrapper {
 		// Claude Code names the processes it starts through its wrapper
@@ -43,11 +46,11 @@ func Main(p host.Paths, argv0 string, args, environ []string, stdout, stderr io.
 	}
 	switch name {
 	case "claude":
-		return launcher.Run(p, args, environ, stderr)
+		return launcher.Run(p, args, launchEnv, stderr)
 	case layout.WrapperName:
-		return launcher.Wrap(p, args, environ, stderr)
+		return launcher.Wrap(p, args, launchEnv, stderr)
 	}
-	e := env{paths: p, environ: environ, stdout: stdout, stderr: stderr}
+	e := env{paths: p, launchEnv: launchEnv, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		writeUsage(stderr)
 		return 2
@@ -129,7 +132,7 @@ func argvCmd(fs *flag.FlagSet, e env) func([]string) int {
 	paths := confFlag(fs, e)
 	explain := fs.Bool("explain", false, "each namespace, mount and variable, with the rule that made it and why, and the seccomp filter's rules, instead of the argv")
 	return func(args []string) int {
-		pr, err := launcher.Prepare(paths(), args, e.environ)
+		pr, err := launcher.Prepare(paths(), args, e.launchEnv)
 		if err != nil {
 			launcher.PrintRefusal(e.stderr, err)
 			return host.ExitRefused
@@ -175,7 +178,7 @@ func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
 		}
 		bwrap, findErr := host.FindBwrap(p)
 		findings = append(findings, doctor.Host(bwrap, findErr, p.RealBinary)...)
-		findings = append(findings, doctor.Git(e.environ)...)
+		findings = append(findings, doctor.Git(e.launchEnv)...)
 		c, err := host.LoadConf(p.Conf)
 		if err != nil {
 			findings = append(findings, doctor.Finding{Name: "conf", Detail: err.Error(), Fix: "edit the line named above"})
@@ -187,8 +190,8 @@ func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
 		if c != nil {
 			findings = append(findings, doctor.Allowlist(c))
 		}
-		findings = append(findings, doctor.UpstreamProxy(e.environ, c == nil || c.NetworkMode() == sandbox.NetworkAllowlist || c.CredentialMode() == sandbox.CredentialsProxy))
-		if checked, err := launcher.Check(p, nil, e.environ); err != nil {
+		findings = append(findings, doctor.UpstreamProxy(e.launchEnv.Env, c == nil || c.NetworkMode() == sandbox.NetworkAllowlist || c.CredentialMode() == sandbox.CredentialsProxy))
+		if checked, err := launcher.Check(p, nil, e.launchEnv); err != nil {
 			findings = append(findings, doctor.Finding{Name: "launch from here", Detail: err.Error()})
 		} else {
 			findings = append(findings, doctor.Finding{OK: true, Name: "launch from here", Detail: "the policy builds for this directory"},
@@ -210,7 +213,7 @@ func gateCmd(_ *flag.FlagSet, e env) func([]string) int {
 func verifyCmd(fs *flag.FlagSet, e env) func([]string) int {
 	asJSON := fs.Bool("json", false, "a JSON list of the checks instead of a table")
 	return func([]string) int {
-		return verify.Run(e.paths, *asJSON, e.environ, e.stdout, e.stderr)
+		return verify.Run(e.paths, *asJSON, e.launchEnv.List(), e.stdout, e.stderr)
 	}
 }
 
@@ -225,7 +228,7 @@ func (l *listFlag) Set(s string) error {
 }
 
 func backgroundServiceCmd(_ *flag.FlagSet, e env) func([]string) int {
-	return func([]string) int { return launcher.Service(e.paths, e.environ, e.stderr) }
+	return func([]string) int { return launcher.Service(e.paths, e.launchEnv, e.stderr) }
 }
 
 func initCmd(fs *flag.FlagSet, e env) func([]string) int {
@@ -322,7 +325,7 @@ func installCmd(fs *flag.FlagSet, e env) func([]string) int {
 			return 1
 		}
 		o.Self = self
-		if err := installer.Install(o, e.environ, e.stdout); err != nil {
+		if err := installer.Install(o, e.launchEnv.List(), e.stdout); err != nil {
 			fmt.Fprintf(e.stderr, "claude-sandbox install: %v\n", err)
 			return 1
 		}
@@ -417,7 +420,7 @@ func uninstallCmd(fs *flag.FlagSet, e env) func([]string) int {
 	fs.StringVar(&o.User, "user", "", "the remote `USER` whose ~/.local/bin/claude link is removed")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan, change nothing")
 	return func([]string) int {
-		if err := installer.Uninstall(o, e.environ, e.stdout); err != nil {
+		if err := installer.Uninstall(o, e.launchEnv.List(), e.stdout); err != nil {
 			fmt.Fprintf(e.stderr, "claude-sandbox uninstall: %v\n", err)
 			return 1
 		}
@@ -446,7 +449,7 @@ func statuslineCmd(_ *flag.FlagSet, e env) func([]string) int {
 		if c, err := host.LoadConf(e.paths.Conf); err == nil {
 			network = c.NetworkMode()
 		}
-		statusline.Render(host.Inside(), network, envlist.Map(e.environ)["HOME"], os.Stdin, e.stdout)
+		statusline.Render(host.Inside(), network, e.launchEnv.Get("HOME"), os.Stdin, e.stdout)
 		return 0
 	}
 }

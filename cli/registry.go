@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/claude-sandbox/claude-sandbox/host"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 )
 
 // A group is where the usage lists a command.
@@ -55,7 +56,7 @@ type command struct {
 // env is what a command runs with.
 type env struct {
 	paths          host.Paths
-	environ        []string
+	launchEnv      launchenv.Given
 	stdout, stderr io.Writer
 }
 

@@ -21,7 +21,7 @@ func workspaceStore(name string, paths host.Paths, e env) (store gitstore.Store,
 		fmt.Fprintf(e.stderr, "claude-sandbox %s: run it outside the sandbox: the git store is outside every session's reach\n", name)
 		return store, nil, false
 	}
-	pr, err := launcher.Prepare(paths, nil, e.environ)
+	pr, err := launcher.Prepare(paths, nil, e.launchEnv)
 	if err != nil {
 		launcher.PrintRefusal(e.stderr, err)
 		return store, nil, false

@@ -13,6 +13,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
@@ -250,16 +251,16 @@ var MinGit = [3]int{2, 38, 0}
 // repository it finds by itself (safe.bareRepository = explicit, which the
 // installer sets in the system configuration), or a session could make one
 // anywhere in the workspace whose configuration the editor's or a shell
-// prompt's git then obeys (ADR 0015). environ is the caller's: git reads
+// prompt's git then obeys (ADR 0015). env is the caller's: git reads
 // the same configuration for it as for the user's own commands.
-func Git(environ []string) []Finding {
+func Git(env launchenv.Given) []Finding {
 	git, err := exec.LookPath("git")
 	if err != nil {
 		return []Finding{{OK: true, Name: "git", Detail: "not installed: no git outside to obey what a session writes"}}
 	}
 	var out []Finding
 	cmd := exec.Command(git, "--version")
-	cmd.Env = environ
+	cmd.Env = env.List()
 	outb, err := cmd.Output()
 	m := versionRE.FindStringSubmatch(string(outb))
 	switch {
@@ -279,7 +280,7 @@ func Git(environ []string) []Finding {
 	}
 	// From / no repository applies: only the system's and the user's files.
 	cmd = exec.Command(git, "config", "--show-origin", "--get-all", "safe.bareRepository")
-	cmd.Env, cmd.Dir = environ, "/"
+	cmd.Env, cmd.Dir = env.List(), "/"
 	outb, _ = cmd.Output()
 	lines := strings.Split(strings.TrimSpace(string(outb)), "\n")
 	origin, value, _ := strings.Cut(lines[len(lines)-1], "\t")
@@ -294,7 +295,7 @@ func Git(environ []string) []Finding {
 	default:
 		out = append(out, Finding{OK: true, Name: "safe.bareRepository", Detail: "explicit (" + strings.TrimPrefix(origin, "file:") + "): git outside uses no bare repository it finds by itself"})
 	}
-	return append(out, GitProtocols(git, environ)...)
+	return append(out, GitProtocols(git, env)...)
 }
 
 // safeProtocols are the transports git allows everywhere by default; every
@@ -308,9 +309,9 @@ var safeProtocols = map[string]bool{"http": true, "https": true, "git": true, "s
 // local path or file:// (a repository of the user's, copied into the
 // workspace) or another remote helper is refused there. A configuration
 // that sets protocol.allow, or one of those, to "always" lifts that.
-func GitProtocols(git string, environ []string) []Finding {
+func GitProtocols(git string, env launchenv.Given) []Finding {
 	cmd := exec.Command(git, "config", "--show-origin", "--get-regexp", `^protocol\.`)
-	cmd.Env, cmd.Dir = environ, "/"
+	cmd.Env, cmd.Dir = env.List(), "/"
 	outb, _ := cmd.Output()
 	var out []Finding
 	for _, line := range strings.Split(strings.TrimSpace(string(outb)), "\n") {
@@ -341,8 +342,8 @@ func Allowlist(c *sandbox.Conf) Finding {
 // HTTP_PROXY, NO_PROXY), which the launcher's allowlist and credential
 // proxies go through; used says whether either runs under the conf. The
 // credentials in the variables are never shown.
-func UpstreamProxy(environ []string, used bool) Finding {
-	s, err := envproxy.FromEnviron(environ)
+func UpstreamProxy(env launchenv.Env, used bool) Finding {
+	s, err := envproxy.FromEnviron(env)
 	switch {
 	case err != nil && used:
 		return Finding{Name: "upstream proxy", Detail: err.Error(), Fix: "set the variable to http://[USER:PASSWORD@]HOST:PORT, or unset it"}

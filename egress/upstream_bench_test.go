@@ -13,6 +13,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/envproxy/proxytest"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 )
 
 // BenchmarkUpstreamTunnel opens CONNECT tunnels through the allowlist proxy
@@ -43,7 +44,7 @@ func BenchmarkUpstreamTunnel(b *testing.B) {
 	}
 	defer cl.Close()
 	go corp.Serve(cl)
-	settings, err := envproxy.FromEnviron([]string{"HTTPS_PROXY=http://alice:s3cret@" + cl.Addr().String()})
+	settings, err := envproxy.FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=http://alice:s3cret@" + cl.Addr().String()}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 )
 
 // Settings are the proxies the launching environment names. The zero value
@@ -52,20 +52,20 @@ type exempt struct {
 	port   int          // 0: any port
 }
 
-// FromEnviron reads the proxy variables of environ: the upper-case form
+// FromEnviron reads the proxy variables of the launching environment: the upper-case form
 // first, then the lower-case one, as Go's own clients do. A variable that
 // is set but is not an http:// proxy URL is an error naming the variable,
 // never its value, which may hold a password.
-func FromEnviron(environ []string) (*Settings, error) {
+func FromEnviron(env launchenv.Env) (*Settings, error) {
 	s := &Settings{}
 	var err error
-	if s.HTTPS, err = parse(environ, "HTTPS_PROXY", "https_proxy"); err != nil {
+	if s.HTTPS, err = parse(env, "HTTPS_PROXY", "https_proxy"); err != nil {
 		return nil, err
 	}
-	if s.HTTP, err = parse(environ, "HTTP_PROXY", "http_proxy"); err != nil {
+	if s.HTTP, err = parse(env, "HTTP_PROXY", "http_proxy"); err != nil {
 		return nil, err
 	}
-	name, list := first(environ, "NO_PROXY", "no_proxy")
+	name, list := first(env, "NO_PROXY", "no_proxy")
 	if s.noProxy, err = parseNoProxy(list); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -73,17 +73,17 @@ func FromEnviron(environ []string) (*Settings, error) {
 	return s, nil
 }
 
-func first(environ []string, names ...string) (name, value string) {
+func first(env launchenv.Env, names ...string) (name, value string) {
 	for _, n := range names {
-		if v := envlist.Get(environ, n); v != "" {
+		if v := env.Get(n); v != "" {
 			return n, v
 		}
 	}
 	return "", ""
 }
 
-func parse(environ []string, names ...string) (*Proxy, error) {
-	name, raw := first(environ, names...)
+func parse(env launchenv.Env, names ...string) (*Proxy, error) {
+	name, raw := first(env, names...)
 	if raw == "" {
 		return nil, nil
 	}

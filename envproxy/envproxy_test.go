@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/envproxy/proxytest"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 )
 
 func TestFromEnviron(t *testing.T) {
-	s, err := FromEnviron([]string{"https_proxy=http://low:1", "HTTPS_PROXY=http://u:secret@proxy.corp:8080", "http_proxy=proxy.corp", "no_proxy=.internal,10.0.0.0/8"})
+	s, err := FromEnviron(launchenv.Read([]string{"https_proxy=http://low:1", "HTTPS_PROXY=http://u:secret@proxy.corp:8080", "http_proxy=proxy.corp", "no_proxy=.internal,10.0.0.0/8"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestFromEnvironRefuses(t *testing.T) {
 		"HTTP_PROXY=http://u:secret@h:8/p":     "HTTP_PROXY has a path; a proxy URL is http://[USER:PASSWORD@]HOST:PORT",
 		"NO_PROXY=a.corp:0":                    `NO_PROXY: "a.corp:0" has no valid port`,
 	} {
-		_, err := FromEnviron([]string{env})
+		_, err := FromEnviron(launchenv.Read([]string{env}))
 		if err == nil || err.Error() != want {
 			t.Errorf("%s: error %v, want %q", env, err, want)
 		}
@@ -49,7 +50,7 @@ func TestFromEnvironRefuses(t *testing.T) {
 }
 
 func TestNoProxy(t *testing.T) {
-	s, err := FromEnviron([]string{"HTTPS_PROXY=http://p:3128", "NO_PROXY=corp.example, .sub.example,10.0.0.0/8,192.0.2.7,git.example:8443,*.wild.example"})
+	s, err := FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=http://p:3128", "NO_PROXY=corp.example, .sub.example,10.0.0.0/8,192.0.2.7,git.example:8443,*.wild.example"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestNoProxy(t *testing.T) {
 			t.Errorf("ForTunnel(%s, %d) proxied = %v, want %v", c.host, c.port, got, c.proxied)
 		}
 	}
-	all, _ := FromEnviron([]string{"HTTPS_PROXY=http://p:3128", "no_proxy=*"})
+	all, _ := FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=http://p:3128", "no_proxy=*"}))
 	if all.ForTunnel("github.com", 443) != nil {
 		t.Error(`NO_PROXY=* must exempt every host`)
 	}
@@ -126,7 +127,7 @@ func upstream(t *testing.T, user, password string) (*proxytest.Server, string) {
 func TestTunnel(t *testing.T) {
 	srv, addr := upstream(t, "alice", "pa:ss")
 	direct := (&net.Dialer{}).DialContext
-	settings, err := FromEnviron([]string{"HTTPS_PROXY=http://alice:pa%3Ass@" + addr})
+	settings, err := FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=http://alice:pa%3Ass@" + addr}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestTunnel(t *testing.T) {
 		"HTTPS_PROXY=http://" + addr:             "the upstream proxy (HTTPS_PROXY) asks for credentials (407 Proxy Authentication Required), and HTTPS_PROXY names none: write http://USER:PASSWORD@HOST:PORT",
 		"HTTPS_PROXY=http://alice:x@127.0.0.1:1": "cannot reach the upstream proxy (HTTPS_PROXY): connect: connection refused",
 	} {
-		s, _ := FromEnviron([]string{env})
+		s, _ := FromEnviron(launchenv.Read([]string{env}))
 		_, err := Tunnel(context.Background(), direct, s.HTTPS, "registry.example:443")
 		if err == nil || err.Error() != want {
 			t.Errorf("%s: error %v, want %q", env, err, want)
@@ -169,7 +170,7 @@ func TestTunnelErrorsNameNothingOfTheProxy(t *testing.T) {
 	}
 	t.Cleanup(func() { l.Close() })
 	go s.Serve(l)
-	settings, err := FromEnviron([]string{"HTTPS_PROXY=http://" + proxytest.Name + ":3128"})
+	settings, err := FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=http://" + proxytest.Name + ":3128"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
@@ -73,7 +74,7 @@ func resolveHome(home string) string {
 }
 
 // Facts gathers what the policy needs about this launch.
-func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
+func Facts(p Paths, env launchenv.Env, args []string) (sandbox.Launch, error) {
 	u, homes, err := readPasswd(p.Passwd, os.Getuid())
 	if err != nil {
 		return sandbox.Launch{}, err
@@ -91,7 +92,7 @@ func Facts(p Paths, environ, args []string) (sandbox.Launch, error) {
 	if err != nil {
 		return sandbox.Launch{}, fmt.Errorf("cannot find the launcher's own binary: %w", err)
 	}
-	l := sandbox.Launch{User: u.name, Home: home, Homes: homes, Shell: shell, Cwd: cwd, Environ: environ, Args: args, RealBinary: p.RealBinary, Masks: p.Masks, Launcher: self}
+	l := sandbox.Launch{User: u.name, Home: home, Homes: homes, Shell: shell, Cwd: cwd, Env: env, Args: args, RealBinary: p.RealBinary, Masks: p.Masks, Launcher: self}
 	if _, err := os.Lstat(p.OutsideSettings); err == nil && p.OutsideSettings != "" {
 		l.OutsideSettings, l.InsideSettings = p.OutsideSettings, p.InsideSettings
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
-	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
@@ -167,7 +167,7 @@ type bgLaunch struct {
 // when another launch's service runs: nothing to do). A control launch
 // (`claude daemon status`) starts no service, and asks nothing of the API:
 // it keeps a gateway of its own.
-func startBackground(pr *Prepared, r role, environ []string, stderr io.Writer) (*bgLaunch, error) {
+func startBackground(pr *Prepared, r role, env launchenv.Given, stderr io.Writer) (*bgLaunch, error) {
 	d, err := backgroundDirs(pr.Resolved.Workspace())
 	if err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ func startBackground(pr *Prepared, r role, environ []string, stderr io.Writer) (
 			return nil, errServiceRuns
 		}
 	} else if r == clientLaunch {
-		if err := ensureService(d, environ, stderr); err != nil {
+		if err := ensureService(d, env, stderr); err != nil {
 			return nil, err
 		}
 		if err := b.adoptGateway(pr); err != nil {
@@ -288,7 +288,7 @@ const (
 
 // ensureService starts the background service of d, detached, unless it
 // runs, and waits until its control socket is there and recorded.
-func ensureService(d *bgDirs, environ []string, stderr io.Writer) error {
+func ensureService(d *bgDirs, env launchenv.Given, stderr io.Writer) error {
 	start, err := lockFile(d.dir, startLock, true)
 	if err != nil {
 		return fmt.Errorf("cannot start the background service: %w", err)
@@ -322,7 +322,7 @@ func ensureService(d *bgDirs, environ []string, stderr io.Writer) error {
 	cmd := &exec.Cmd{
 		Path:        self,
 		Args:        []string{"claude-sandbox", "background-service"},
-		Env:         environ,
+		Env:         env.List(),
 		Stdout:      log,
 		Stderr:      log,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}, // no terminal, no session of the caller's
@@ -352,13 +352,13 @@ func ensureService(d *bgDirs, environ []string, stderr io.Writer) error {
 // workspace of the working directory, running `claude daemon run` until the
 // service exits (it does when no client is connected and no background
 // session runs). A second one for the same workspace ends at once.
-func Service(p host.Paths, environ []string, stderr io.Writer) int {
+func Service(p host.Paths, env launchenv.Given, stderr io.Writer) int {
 	closeInherited()
 	if host.Inside() {
 		fmt.Fprintf(stderr, "claude-sandbox: the background service starts from outside the sandbox only, on the user's own `claude --bg` or `claude agents`\n")
 		return host.ExitRefused
 	}
-	code, err := launch(p, nil, environ, stderr, serviceLaunch)
+	code, err := launch(p, nil, env, stderr, serviceLaunch)
 	if errors.Is(err, errServiceRuns) {
 		return 0
 	}
@@ -374,9 +374,9 @@ func Service(p host.Paths, environ []string, stderr io.Writer) int {
 // binary it is given, in this very sandbox, with its arguments unchanged.
 // `claude daemon` runs only in the service's own sandbox: a client's
 // sandbox ends with the client, and the service with it.
-func wrapInside(bin string, args, environ []string, stderr io.Writer) int {
+func wrapInside(bin string, args []string, env launchenv.Given, stderr io.Writer) int {
 	if len(args) > 1 && args[1] == "daemon" {
-		if role, _ := envlist.Lookup(environ, sandbox.BackgroundRoleVar); role != "service" {
+		if role, _ := env.Lookup(sandbox.BackgroundRoleVar); role != "service" {
 			fmt.Fprintf(stderr, "claude-sandbox: %s refuses `claude daemon` here: the background service runs in a sandbox of its own, which the launcher starts outside (ADR 0026)\n", layout.WrapperName)
 			return host.ExitRefused
 		}
@@ -385,7 +385,7 @@ func wrapInside(bin string, args, environ []string, stderr io.Writer) int {
 	if filepath.Base(os.Args[0]) != layout.WrapperName {
 		argv[0] = os.Args[0] // the name Claude Code gave the process ("claude bg-spare")
 	}
-	err := unix.Exec(bin, argv, environ)
+	err := unix.Exec(bin, argv, env.List())
 	fmt.Fprintf(stderr, "claude-sandbox: cannot run %s inside the sandbox: %v\n", bin, err)
 	return host.ExitRefused
 }

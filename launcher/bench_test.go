@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/host"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
@@ -47,7 +48,7 @@ func BenchmarkLaunch(b *testing.B) {
 	p := layout.Installed()
 	p.Conf = openConf
 	claudeArgs := []string{"--no-chrome", "--version"}
-	pr, err := Prepare(p, claudeArgs, environ)
+	pr, err := Prepare(p, claudeArgs, launchenv.Receive(environ))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -350,7 +351,7 @@ func BenchmarkGitDiscovery(b *testing.B) {
 	environ := []string{"TERM=xterm"}
 	plan := func(ws string) *Prepared {
 		must(b, os.Chdir(ws))
-		pr, err := Prepare(p, nil, environ)
+		pr, err := Prepare(p, nil, launchenv.Receive(environ))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -481,7 +482,7 @@ func prepareOpen(b *testing.B, dir, real string) (string, *Prepared) {
 	must(b, os.WriteFile(conf, []byte("network = open\ncredentials = inside\n"), 0o644))
 	p := layout.Installed()
 	p.Conf, p.RealBinary = conf, real
-	pr, err := Prepare(p, nil, nil)
+	pr, err := Prepare(p, nil, launchenv.Given{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // Package launcher starts Claude Code inside the sandbox: it takes the facts
-// of this launch from package host (the kernel and the passwd database,
-// never the caller's environment), asks package sandbox for the plan, hands
+// of this launch from package host (the kernel and the passwd database;
+// the caller's environment only as internal/launchenv read it, never its
+// raw list), asks package sandbox for the plan, hands
 // bwrap its argv and seccomp filter through file descriptors, and
 // supervises it.
 package launcher
@@ -27,6 +28,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/doctor"
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/host"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -36,7 +38,7 @@ import (
 
 // Run is the `claude` command. It never runs Claude outside a sandbox: every
 // error ends the launch.
-func Run(p host.Paths, args, environ []string, stderr io.Writer) int {
+func Run(p host.Paths, args []string, env launchenv.Given, stderr io.Writer) int {
 	closeInherited()
 	r, err := backgroundRole(args)
 	if err == nil && r != plainLaunch && host.Inside() {
@@ -57,11 +59,11 @@ func Run(p host.Paths, args, environ []string, stderr io.Writer) int {
 		// A nested claude (from a hook or a skill) is already confined:
 		// host.Inside demands the sandbox's confinement, not just its marker.
 		argv := sandbox.ClaudeCommand("claude", args)
-		err := unix.Exec(p.RealBinary, argv, environ)
+		err := unix.Exec(p.RealBinary, argv, env.List())
 		fmt.Fprintf(stderr, "claude-sandbox: cannot run %s inside the sandbox: %v\n", p.RealBinary, err)
 		return host.ExitRefused
 	}
-	code, err := launch(p, args, environ, stderr, r)
+	code, err := launch(p, args, env, stderr, r)
 	if err != nil {
 		PrintRefusal(stderr, err)
 		return host.ExitRefused
@@ -93,8 +95,8 @@ type Prepared struct {
 
 // Prepare checks everything a launch needs and returns the plan, without
 // changing anything. `claude-sandbox argv` prints what it returns.
-func Prepare(p host.Paths, args, environ []string) (*Prepared, error) {
-	pr, err := settle(p, args, environ)
+func Prepare(p host.Paths, args []string, env launchenv.Given) (*Prepared, error) {
+	pr, err := settle(p, args, env)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +108,7 @@ func Prepare(p host.Paths, args, environ []string) (*Prepared, error) {
 // the session's variables, the host's facts, the login and the proxy it
 // goes through) and what the plan is assembled from, and refuses what it
 // cannot serve, without changing anything.
-func settle(p host.Paths, args, environ []string) (*Prepared, error) {
+func settle(p host.Paths, args []string, env launchenv.Given) (*Prepared, error) {
 	bwrap, err := host.FindBwrap(p)
 	if err != nil {
 		return nil, err
@@ -118,16 +120,16 @@ func settle(p host.Paths, args, environ []string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := sandbox.ParseSessionEnv(environ)
+	s, err := sandbox.ParseSessionEnv(env.Env)
 	if err != nil {
 		return nil, err
 	}
-	l, err := host.Facts(p, environ, args)
+	l, err := host.Facts(p, env.Env, args)
 	if err != nil {
 		return nil, err
 	}
 	pr := &Prepared{Bwrap: bwrap, Conf: c, Session: s, Launch: l}
-	if err := pr.settleProxies(environ); err != nil {
+	if err := pr.settleProxies(env.Env); err != nil {
 		return nil, err
 	}
 	if pr.Resolved, err = sandbox.Resolve(c, s, pr.Launch); err != nil {
@@ -139,15 +141,15 @@ func settle(p host.Paths, args, environ []string) (*Prepared, error) {
 // settleProxies finds the login the credential proxy keeps outside, where
 // it sends it, and the launching environment's proxy the launcher's
 // proxies go through.
-func (pr *Prepared) settleProxies(environ []string) error {
+func (pr *Prepared) settleProxies(env launchenv.Env) error {
 	var err error
 	if pr.Conf.CredentialMode() == sandbox.CredentialsProxy {
-		if pr.Credential, err = authproxy.Find(environ, pr.Launch.Home); err != nil {
+		if pr.Credential, err = authproxy.Find(env, pr.Launch.Home); err != nil {
 			return err
 		}
 	}
 	if pr.Credential != nil {
-		if pr.Upstream, err = upstream(environ); err != nil {
+		if pr.Upstream, err = upstream(env); err != nil {
 			return err
 		}
 		pr.Launch.AuthToken = authproxy.NewPlaceholder()
@@ -155,7 +157,7 @@ func (pr *Prepared) settleProxies(environ []string) error {
 		pr.Launch.AuthAddr = "127.0.0.1:0"
 	}
 	if pr.Credential != nil || pr.Conf.NetworkMode() == sandbox.NetworkAllowlist {
-		if pr.Via, err = envproxy.FromEnviron(environ); err != nil {
+		if pr.Via, err = envproxy.FromEnviron(env); err != nil {
 			return err
 		}
 	}
@@ -202,8 +204,8 @@ type Checked struct {
 // and `claude-sandbox doctor` both run it, so doctor says ok only to a
 // launch that gets as far as starting bwrap. It assembles no plan: the
 // launch does that once, when every fact the plan holds is settled.
-func Check(p host.Paths, args, environ []string) (*Checked, error) {
-	pr, err := settle(p, args, environ)
+func Check(p host.Paths, args []string, env launchenv.Given) (*Checked, error) {
+	pr, err := settle(p, args, env)
 	if err != nil {
 		return nil, err
 	}
@@ -231,8 +233,8 @@ func Check(p host.Paths, args, environ []string) (*Checked, error) {
 // store's mount points, what only a running
 // service or listener tells and the one plan (assemble), the home, the
 // terminal, the services, and the sandbox supervised until Claude ends.
-func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int, error) {
-	c, err := Check(p, args, environ) // refuses before anything changes
+func launch(p host.Paths, args []string, env launchenv.Given, stderr io.Writer, r role) (int, error) {
+	c, err := Check(p, args, env) // refuses before anything changes
 	if err != nil {
 		return 0, err
 	}
@@ -243,7 +245,7 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 	if err := pr.makeMountPoints(); err != nil {
 		return 0, err
 	}
-	bg, authL, err := pr.assemble(r, environ, stderr)
+	bg, authL, err := pr.assemble(r, env, stderr)
 	if err != nil {
 		return 0, err
 	}
@@ -294,7 +296,7 @@ func launch(p host.Paths, args, environ []string, stderr io.Writer, r role) (int
 // must each have one name. The launch owns
 // what it returns: the background launch (nil for a plain one) and the
 // credential proxy's listener (nil but in open mode).
-func (pr *Prepared) assemble(r role, environ []string, stderr io.Writer) (bg *bgLaunch, authL net.Listener, err error) {
+func (pr *Prepared) assemble(r role, env launchenv.Given, stderr io.Writer) (bg *bgLaunch, authL net.Listener, err error) {
 	defer func() {
 		if err != nil {
 			bg.close()
@@ -305,7 +307,7 @@ func (pr *Prepared) assemble(r role, environ []string, stderr io.Writer) (bg *bg
 		}
 	}()
 	if r != plainLaunch {
-		if bg, err = startBackground(pr, r, environ, stderr); err != nil {
+		if bg, err = startBackground(pr, r, env, stderr); err != nil {
 			return nil, nil, err
 		}
 	}

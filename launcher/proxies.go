@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,7 +15,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/egress"
-	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
@@ -251,19 +250,16 @@ func receiveFDs(conn *net.UnixConn, n int) (string, []int, error) {
 // upstream is the API the credential proxy forwards to: the caller's
 // ANTHROPIC_BASE_URL, else Anthropic's. Plain http is accepted only to a
 // loopback address, where no network carries the login in the clear.
-func upstream(environ []string) (*url.URL, error) {
-	raw := DefaultUpstream
-	if v, ok := envlist.Lookup(environ, "ANTHROPIC_BASE_URL"); ok && v != "" {
-		raw = v
+func upstream(env launchenv.Env) (*url.URL, error) {
+	u, err := env.BaseURL()
+	if err != nil {
+		return nil, err
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return nil, fmt.Errorf("ANTHROPIC_BASE_URL=%q is not an http(s) URL", raw)
+	if u == nil {
+		return url.Parse(DefaultUpstream)
 	}
-	if u.Scheme == "http" {
-		if a, err := netip.ParseAddr(u.Hostname()); err != nil || !a.IsLoopback() {
-			return nil, fmt.Errorf("ANTHROPIC_BASE_URL=%q is plain http to another machine: the credential proxy would send your login unencrypted; use https", raw)
-		}
+	if launchenv.Cleartext(u) {
+		return nil, fmt.Errorf("%s=%q is plain http to another machine: the credential proxy would send your login unencrypted; use https", launchenv.BaseURLVar, env.Get(launchenv.BaseURLVar))
 	}
 	return u, nil
 }

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/claude-sandbox/claude-sandbox/host"
-	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
@@ -17,7 +17,7 @@ import (
 // Wrap runs the Claude Code binary named by args[0] with args[1:] inside the
 // sandbox, exactly as Run runs the real binary: same policy, same refusals.
 // A nested call inside the sandbox runs the real binary, as Run does.
-func Wrap(p host.Paths, args, environ []string, stderr io.Writer) int {
+func Wrap(p host.Paths, args []string, env launchenv.Given, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "claude-sandbox: %s needs the absolute path of a Claude Code binary first, then its arguments (the calling convention of claudeCode.claudeProcessWrapper and the Agent SDK's executableArgs)\n", layout.WrapperName)
 		return host.ExitRefused
@@ -27,8 +27,8 @@ func Wrap(p host.Paths, args, environ []string, stderr io.Writer) int {
 		PrintRefusal(stderr, fmt.Errorf("%s refuses %s: %w", layout.WrapperName, args[0], err))
 		return host.ExitRefused
 	}
-	if _, ok := envlist.Lookup(environ, sandbox.BackgroundRoleVar); ok && host.Inside() {
-		return wrapInside(bin, args, environ, stderr)
+	if _, ok := env.Lookup(sandbox.BackgroundRoleVar); ok && host.Inside() {
+		return wrapInside(bin, args, env, stderr)
 	}
 	if r, err := backgroundRole(args[1:]); err == nil && r != plainLaunch {
 		fmt.Fprintf(stderr, "claude-sandbox: %s refuses background sessions: they start from `claude` in a terminal, whose background service runs the pinned Claude Code (ADR 0026), never unsandboxed\n", layout.WrapperName)
@@ -37,7 +37,7 @@ func Wrap(p host.Paths, args, environ []string, stderr io.Writer) int {
 	if self, err := os.Executable(); err == nil && !host.Inside() && !sameFile(bin, self) {
 		p.RealBinary = bin
 	}
-	return Run(p, args[1:], environ, stderr)
+	return Run(p, args[1:], env, stderr)
 }
 
 // claudeBinary checks, without running it, that path is a Claude Code

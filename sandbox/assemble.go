@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 )
@@ -42,7 +42,7 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 	}
 	p.Chdir, p.SeccompFD, p.StatusFD = l.Cwd, SeccompFD, StatusFD
 	p.Seccomp = seccompFilter
-	env := envFromCaller(c, c.NoForge || s.NoForge, l.Environ)
+	env := envFromCaller(c, c.NoForge || s.NoForge, l.Env)
 	p.Listen = network(p, c, l, env, r.credentials)
 	p.Egress = r.egress
 	names := make([]string, 0, len(env))
@@ -273,7 +273,7 @@ func launchPath(c *Conf, l Launch) string {
 		path += ":" + d.Value
 	}
 	path += ":" + filepath.Join(l.Home, ".local/bin")
-	if venv, ok := envlist.Lookup(l.Environ, "VIRTUAL_ENV"); ok && filepath.IsAbs(venv) && !strings.Contains(venv, ":") {
+	if venv, ok := l.Env.Lookup("VIRTUAL_ENV"); ok && filepath.IsAbs(venv) && !strings.Contains(venv, ":") {
 		path += ":" + filepath.Join(venv, "bin")
 	}
 	return path
@@ -284,7 +284,7 @@ func launcherVar(name, value, why string) EnvVar {
 }
 
 // envFromCaller is the allow-listed part of the caller's environment.
-func envFromCaller(c *Conf, noForge bool, environ []string) map[string]EnvVar {
+func envFromCaller(c *Conf, noForge bool, caller launchenv.Env) map[string]EnvVar {
 	extra := map[string]Line{}
 	for _, p := range c.PassEnv {
 		extra[p.Value] = p
@@ -295,12 +295,12 @@ func envFromCaller(c *Conf, noForge bool, environ []string) map[string]EnvVar {
 		}
 	}
 	env := map[string]EnvVar{}
-	for _, kv := range environ {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok || neverPassed(name) != "" {
+	for _, cv := range caller.Vars() {
+		name := cv.Name
+		if neverPassed(name) != "" {
 			continue
 		}
-		v := EnvVar{Name: name, Value: value, Shown: ShownPassed, Source: FromCaller, Why: "the caller's: the allow list passes it"}
+		v := EnvVar{Name: name, Value: cv.Value, Shown: ShownPassed, Source: FromCaller, Why: "the caller's: the allow list passes it"}
 		line, named := extra[name]
 		switch {
 		case passedByDefault(name):

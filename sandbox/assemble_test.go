@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -108,7 +109,7 @@ func TestAssembleGivesReasons(t *testing.T) {
 	r := testResolved()
 	r.held = []mount{{path: "/nonexistent/w/.vscode", kind: readOnly, why: whyOr("")}}
 	l := testLaunch()
-	l.Environ = []string{"TERM=xterm", "MY_VAR=1"}
+	l.Env = launchenv.Read([]string{"TERM=xterm", "MY_VAR=1"})
 	p := Assemble(testConf(t, "pass-env = MY_VAR\nshare-home = .gitconfig\n"), SessionEnv{}, l, r)
 	for _, m := range p.Mounts {
 		if m.Rule == "" || m.Why == "" || m.Dest == "" {
@@ -177,7 +178,7 @@ func TestAssembleConfKeys(t *testing.T) {
 		removed: []string{"env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/nonexistent/home/u/.local/bin (launcher)"},
 	}} {
 		l := testLaunch()
-		l.Environ = tt.environ
+		l.Env = launchenv.Read(tt.environ)
 		p := Assemble(testConf(t, tt.conf), tt.session, l, testResolved())
 		added, removed := diffLines(planLines(base), planLines(p))
 		if diff := cmp.Diff(tt.added, added); diff != "" {
@@ -221,7 +222,7 @@ func diffLines(a, b []string) (added, removed []string) {
 // the launcher's own last, whatever the caller set.
 func TestAssembleEnvSources(t *testing.T) {
 	l := testLaunch()
-	l.Environ = []string{"TERM=xterm", "LC_ALL=C", "MY_VAR=1", "SECRET=x", "LD_PRELOAD=/evil.so", "HOME=/elsewhere", "IS_SANDBOX=0", "ANTHROPIC_MODEL=m"}
+	l.Env = launchenv.Read([]string{"TERM=xterm", "LC_ALL=C", "MY_VAR=1", "SECRET=x", "LD_PRELOAD=/evil.so", "HOME=/elsewhere", "IS_SANDBOX=0", "ANTHROPIC_MODEL=m"})
 	p := Assemble(testConf(t, "network = open\npass-env = MY_VAR\n"), SessionEnv{}, l, testResolved())
 	var got []string
 	for _, v := range p.Env {
@@ -249,7 +250,7 @@ func TestAssembleEnvSources(t *testing.T) {
 // the argv bwrap gets has the values.
 func TestAssembleRedaction(t *testing.T) {
 	l := testLaunch()
-	l.Environ = []string{"ANTHROPIC_API_KEY=sk-secret", "NO_PROXY=corp.example", "TERM=xterm"}
+	l.Env = launchenv.Read([]string{"ANTHROPIC_API_KEY=sk-secret", "NO_PROXY=corp.example", "TERM=xterm"})
 	l.AuthToken, l.AuthAddr = "claude-sandbox-session-secret", "127.0.0.1:41000"
 	r := testResolved()
 	r.credentials = true
@@ -320,7 +321,7 @@ func TestLauncherVarsNeverPassed(t *testing.T) {
 		}
 		environ = append(environ, v.Name+"=caller")
 	}
-	l.Environ = environ
+	l.Env = launchenv.Read(environ)
 	seen := map[string]bool{}
 	for _, v := range Assemble(testConf(t, "network = open\n"), SessionEnv{}, l, testResolved()).Env {
 		if seen[v.Name] || v.Value == "caller" {
@@ -352,5 +353,23 @@ func TestNothingLandsOnTheKeptLogin(t *testing.T) {
 				t.Errorf("%q: %s %s %s lands on the kept login's cover", conf, m.Rule, m.Op, m.Dest)
 			}
 		}
+	}
+}
+
+// TestDoubledVariable: a variable the launching environment defines twice
+// is read once, by the door's rule (the first definition): the PATH the
+// launcher builds from VIRTUAL_ENV and the VIRTUAL_ENV it passes in are
+// the same value (red with envFromCaller reading the list itself, last
+// definition winning: /b/venv is passed while /a/venv/bin is on PATH).
+func TestDoubledVariable(t *testing.T) {
+	l := testLaunch()
+	l.Env = launchenv.Read([]string{"VIRTUAL_ENV=/a/venv", "TERM=xterm", "VIRTUAL_ENV=/b/venv", "TERM=dumb"})
+	p := Assemble(testConf(t, ""), SessionEnv{}, l, testResolved())
+	got := map[string]string{}
+	for _, v := range p.Env {
+		got[v.Name] = v.Value
+	}
+	if got["VIRTUAL_ENV"] != "/a/venv" || !strings.HasSuffix(got["PATH"], ":/a/venv/bin") || got["TERM"] != "xterm" {
+		t.Errorf("VIRTUAL_ENV=%q, PATH=%q, TERM=%q; want the first definitions, /a/venv with /a/venv/bin last on PATH, and xterm", got["VIRTUAL_ENV"], got["PATH"], got["TERM"])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
@@ -104,12 +105,12 @@ type SessionEnv struct {
 // ParseSessionEnv reads CLAUDE_SANDBOX_* from the launching environment. Any
 // variable that would widen the sandbox, or that it does not know, is refused:
 // an environment that workspace files can set must not open the sandbox.
-func ParseSessionEnv(environ []string) (SessionEnv, error) {
+func ParseSessionEnv(env launchenv.Env) (SessionEnv, error) {
 	var s SessionEnv
 	var names []string
 	values := map[string]string{}
-	for _, kv := range environ {
-		name, value, _ := strings.Cut(kv, "=")
+	for _, v := range env.Vars() {
+		name, value := v.Name, v.Value
 		if strings.HasPrefix(name, "CLAUDE_SANDBOX_") && value != "" { // empty is unset
 			names = append(names, name)
 			values[name] = value

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/gitconfig"
-	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 )
 
 // HomeGitConfig is the git configuration the sandbox's home gets, made from
@@ -77,15 +77,15 @@ func carriedBy(e gitconfig.Entry, n string) bool {
 // git runs), else the XDG file and ~/.gitconfig. A relative
 // XDG_CONFIG_HOME is read from the working directory, the workspace,
 // which the sandbox writes: its file is left out.
-func UserGitConfigs(environ []string, home string) []string {
-	if p, ok := envlist.Lookup(environ, "GIT_CONFIG_GLOBAL"); ok {
+func UserGitConfigs(env launchenv.Env, home string) []string {
+	if p, ok := env.Lookup("GIT_CONFIG_GLOBAL"); ok {
 		if filepath.IsAbs(p) {
 			return []string{p}
 		}
 		return nil
 	}
 	var files []string
-	switch x, _ := envlist.Lookup(environ, "XDG_CONFIG_HOME"); {
+	switch x, _ := env.Lookup("XDG_CONFIG_HOME"); {
 	case x == "":
 		files = append(files, filepath.Join(home, ".config/git/config"))
 	case filepath.IsAbs(x):
@@ -109,7 +109,7 @@ func homeGitConfig(c *Conf, l Launch) (*HomeGitConfig, error) {
 	}
 	g := &HomeGitConfig{}
 	var carried []gitconfig.Entry
-	for _, f := range UserGitConfigs(l.Environ, l.Home) {
+	for _, f := range UserGitConfigs(l.Env, l.Home) {
 		entries, files, err := gitconfig.LoadUnconditional(f, l.Home)
 		if err != nil {
 			return nil, err

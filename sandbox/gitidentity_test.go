@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/gitconfig"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -107,17 +108,17 @@ func TestHomeGitConfig(t *testing.T) {
 	}
 
 	// GIT_CONFIG_GLOBAL alone, as git reads it; a relative one, nothing.
-	l.Environ = []string{"GIT_CONFIG_GLOBAL=" + filepath.Join(home, "other")}
+	l.Env = launchenv.Read([]string{"GIT_CONFIG_GLOBAL=" + filepath.Join(home, "other")})
 	if g, err := homeGitConfig(&Conf{}, l); err != nil || string(g.Data) != "[user]\n\tname = \"Other\"\n" {
 		t.Errorf("GIT_CONFIG_GLOBAL: %q, %v", g.Data, err)
 	}
-	l.Environ = []string{"GIT_CONFIG_GLOBAL=other"}
+	l.Env = launchenv.Read([]string{"GIT_CONFIG_GLOBAL=other"})
 	if g, err := homeGitConfig(&Conf{}, l); err != nil || len(g.Carried) != 0 || len(g.Files) != 0 {
 		t.Errorf("relative GIT_CONFIG_GLOBAL: %+v, %v", g, err)
 	}
 
 	// share-home = .gitconfig: the user's own file, nothing made.
-	l.Environ = nil
+	l.Env = launchenv.Env{}
 	if g, err := homeGitConfig(&Conf{ShareHome: []Line{{".gitconfig", 1}}}, l); g != nil || err != nil {
 		t.Errorf("share-home = .gitconfig: %+v, %v", g, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/gitconfig"
-	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
@@ -141,9 +141,9 @@ const (
 // protectGit finds every git directory that git outside could enter from
 // the roots, given the entries the walk found there, and returns what to
 // hold. home is the user's real home, whose git configuration (read
-// outside the sandbox's view) applies to every repository; environ may
+// outside the sandbox's view) applies to every repository; env may
 // name more configuration files (only more protection follows from it).
-func protectGit(ws string, roots []string, found []foundEntry, home string, environ []string, inSandbox bool) (*gitHolds, error) {
+func protectGit(ws string, roots []string, found []foundEntry, home string, env launchenv.Env, inSandbox bool) (*gitHolds, error) {
 	s := &gitScan{ws: ws, roots: roots, home: home, dirs: map[string]*gitDir{}, inSandbox: inSandbox}
 	s.common = s.workspaceCommonDir()
 	s.above()
@@ -155,7 +155,7 @@ func protectGit(ws string, roots []string, found []foundEntry, home string, envi
 			return nil, err
 		}
 	}
-	if err := s.readConfigs(environ); err != nil {
+	if err := s.readConfigs(env); err != nil {
 		return nil, err
 	}
 	out := &gitHolds{}
@@ -458,8 +458,8 @@ func submoduleGitDirs(modules string) []string {
 // readConfigs reads the system and global configuration and every git
 // directory's, with their includes, and holds what they name: the
 // included files, the hooks directories, the files their commands run.
-func (s *gitScan) readConfigs(environ []string) error {
-	for _, f := range sharedConfigs(environ, s.home) {
+func (s *gitScan) readConfigs(env launchenv.Env) error {
+	for _, f := range sharedConfigs(env, s.home) {
 		entries, err := s.load(f, true)
 		if err != nil {
 			return err
@@ -487,16 +487,16 @@ func (s *gitScan) readConfigs(environ []string) error {
 
 // sharedConfigs are the system's and the user's configuration files, which
 // apply to every repository, in git's order.
-func sharedConfigs(environ []string, home string) []string {
+func sharedConfigs(env launchenv.Env, home string) []string {
 	var shared []string
-	if p, ok := envlist.Lookup(environ, "GIT_CONFIG_SYSTEM"); ok && filepath.IsAbs(p) {
+	if p, ok := env.Lookup("GIT_CONFIG_SYSTEM"); ok && filepath.IsAbs(p) {
 		shared = append(shared, p)
 	}
 	shared = append(shared, "/etc/gitconfig")
-	if p, ok := envlist.Lookup(environ, "GIT_CONFIG_GLOBAL"); ok && filepath.IsAbs(p) {
+	if p, ok := env.Lookup("GIT_CONFIG_GLOBAL"); ok && filepath.IsAbs(p) {
 		shared = append(shared, p)
 	}
-	if x, ok := envlist.Lookup(environ, "XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
+	if x, ok := env.Lookup("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
 		shared = append(shared, filepath.Join(x, "git/config"))
 	}
 	return append(shared, filepath.Join(home, ".config/git/config"), filepath.Join(home, ".gitconfig"))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -73,7 +74,7 @@ func TestProtectGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	git, err := protectGit(ws, []string{ws}, found, home, nil, false)
+	git, err := protectGit(ws, []string{ws}, found, home, launchenv.Env{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func listing(t *testing.T, dir, ws string, roots []string, home string, environ 
 	if err != nil {
 		t.Fatal(err)
 	}
-	git, err := protectGit(ws, roots, found, home, environ, false)
+	git, err := protectGit(ws, roots, found, home, launchenv.Read(environ), false)
 	if err != nil {
 		return nil, err
 	}

@@ -1,17 +1,21 @@
 package sandbox
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
+)
 
 // Launch holds the facts of one launch. Paths are absolute with symlinks
 // resolved.
 type Launch struct {
-	User    string   // from the passwd database, never the environment
-	Home    string   // from the passwd database
-	Homes   []string // every home the passwd database names, as it names them
-	Shell   string   // from the passwd database
-	Cwd     string   // the kernel's idea of the working directory
-	Environ []string // the caller's environment
-	Args    []string // arguments for Claude Code
+	User  string        // from the passwd database, never the environment
+	Home  string        // from the passwd database
+	Homes []string      // every home the passwd database names, as it names them
+	Shell string        // from the passwd database
+	Cwd   string        // the kernel's idea of the working directory
+	Env   launchenv.Env // the caller's environment as the door read it: each name once, never the list
+	Args  []string      // arguments for Claude Code
 	// RealBinary is layout.RealBinary in every launch; tests use a stand-in.
 	RealBinary string
 	Masks      []string // the MaskedDirs that exist here, hidden behind an empty tmpfs

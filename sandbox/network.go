@@ -3,14 +3,13 @@ package sandbox
 import (
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 )
 
@@ -51,12 +50,12 @@ var claudeHosts = []string{"api.anthropic.com", "console.anthropic.com", "platfo
 
 // CheckCredentialMode refuses a launch whose environment the credential
 // proxy cannot serve.
-func CheckCredentialMode(c *Conf, environ []string) error {
+func CheckCredentialMode(c *Conf, env launchenv.Env) error {
 	if c.CredentialMode() != CredentialsProxy {
 		return nil
 	}
 	for _, v := range cloudVars {
-		if val, ok := envlist.Lookup(environ, v); ok && val != "" && val != "0" {
+		if val, ok := env.Lookup(v); ok && val != "" && val != "0" {
 			return fmt.Errorf("%s is set, but the credential proxy serves only Anthropic's API; set credentials = inside in %s to use a cloud provider", v, c.Source)
 		}
 	}
@@ -65,7 +64,7 @@ func CheckCredentialMode(c *Conf, environ []string) error {
 
 // EgressPolicy is what the allowlist proxy lets through: the admin's lines,
 // and Claude's own hosts when its login is inside the sandbox.
-func EgressPolicy(c *Conf, environ []string, authProxied bool) (*hostaddr.Allowlist, error) {
+func EgressPolicy(c *Conf, env launchenv.Env, authProxied bool) (*hostaddr.Allowlist, error) {
 	p, err := adminAllowlist(c)
 	if err != nil || authProxied {
 		return p, err
@@ -73,16 +72,12 @@ func EgressPolicy(c *Conf, environ []string, authProxied bool) (*hostaddr.Allowl
 	for _, h := range claudeHosts {
 		p.Domains = append(p.Domains, hostaddr.Domain{Host: h, Port: 443})
 	}
-	if base, ok := envlist.Lookup(environ, "ANTHROPIC_BASE_URL"); ok && base != "" {
-		u, err := url.Parse(base)
-		if err != nil || u.Hostname() == "" {
-			return nil, fmt.Errorf("ANTHROPIC_BASE_URL=%q is not a URL", base)
-		}
-		hostPort := u.Host
-		if u.Port() == "" {
-			hostPort += map[string]string{"http": ":80"}[u.Scheme]
-		}
-		if dom, err := hostaddr.ParseDomain(hostPort); err == nil {
+	u, err := env.BaseURL()
+	if err != nil {
+		return nil, err
+	}
+	if u != nil {
+		if dom, err := hostaddr.ParseDomain(launchenv.HostPort(u)); err == nil {
 			p.Domains = append(p.Domains, dom)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 )
 
 // TestEgressPolicyClaudeHosts: Claude's own hosts are open to the sandbox
@@ -33,7 +34,7 @@ func TestEgressPolicyClaudeHosts(t *testing.T) {
 		{"inside", nil, false, append([]string{"registry.npmjs.org"}, claudeHosts...)},
 		{"inside with a gateway", []string{"ANTHROPIC_BASE_URL=http://gateway.example:8080/v1"}, false, append(append([]string{"registry.npmjs.org"}, claudeHosts...), "gateway.example")},
 	} {
-		p, err := EgressPolicy(c, tc.environ, tc.authProxied)
+		p, err := EgressPolicy(c, launchenv.Read(tc.environ), tc.authProxied)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -44,8 +45,40 @@ func TestEgressPolicyClaudeHosts(t *testing.T) {
 			t.Errorf("%s: allow-ip %v", tc.name, p.IPs)
 		}
 	}
-	if _, err := EgressPolicy(c, []string{"ANTHROPIC_BASE_URL=::"}, false); err == nil {
-		t.Error("a base URL that is not a URL was accepted")
+	// The base URL is read by the door's one parser: what the credential
+	// proxy would refuse as no http(s) URL is refused here too, never let
+	// through as a host of the allowlist nor dropped unsaid (red with the
+	// scheme check removed: ftp:// was dropped, the launch went on).
+	for _, base := range []string{"::", "ftp://gateway.example", "gateway.example:8443", "https://"} {
+		_, err := EgressPolicy(c, launchenv.Read([]string{"ANTHROPIC_BASE_URL=" + base}), false)
+		if want := `ANTHROPIC_BASE_URL="` + base + `" is not an http(s) URL`; err == nil || err.Error() != want {
+			t.Errorf("base URL %q: %v, want %s", base, err, want)
+		}
+	}
+}
+
+// TestEgressPolicyBaseURLPort: the base URL's host is let through on the
+// port its requests go to, the scheme's when the URL names none (red with
+// the scheme's port left out: https://gateway.example named no port, which
+// also let plain http through to port 80).
+func TestEgressPolicyBaseURLPort(t *testing.T) {
+	c, err := ParseConf("test.conf", strings.NewReader(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for base, want := range map[string]hostaddr.Domain{
+		"https://gateway.example":          {Host: "gateway.example", Port: 443},
+		"https://gateway.example/v1":       {Host: "gateway.example", Port: 443},
+		"http://gateway.example":           {Host: "gateway.example", Port: 80},
+		"https://gateway.example:8443/api": {Host: "gateway.example", Port: 8443},
+	} {
+		p, err := EgressPolicy(c, launchenv.Read([]string{"ANTHROPIC_BASE_URL=" + base}), false)
+		if err != nil {
+			t.Fatalf("%s: %v", base, err)
+		}
+		if got := p.Domains[len(p.Domains)-1]; got != want {
+			t.Errorf("%s: %+v, want %+v", base, got, want)
+		}
 	}
 }
 
@@ -56,7 +89,7 @@ func TestEgressPolicyPresets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := EgressPolicy(c, nil, true)
+	p, err := EgressPolicy(c, launchenv.Env{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

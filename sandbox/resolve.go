@@ -61,7 +61,7 @@ func Resolve(c *Conf, s SessionEnv, l Launch) (*Resolved, error) {
 		return nil, err
 	}
 	var refused Refusals
-	refused.add(CheckCredentialMode(c, l.Environ))
+	refused.add(CheckCredentialMode(c, l.Env))
 	refused.add(r.claudeCommands(l.Home))
 	protect, err := protectedPaths(c, s, r.workspace, l.Home)
 	refused.add(err)
@@ -72,7 +72,7 @@ func Resolve(c *Conf, s SessionEnv, l Launch) (*Resolved, error) {
 	refused.add(checkInsideSettings(l))
 	refused.add(r.credentialsFile(l))
 	if c.NetworkMode() == NetworkAllowlist {
-		r.egress, err = EgressPolicy(c, l.Environ, l.AuthToken != "")
+		r.egress, err = EgressPolicy(c, l.Env, l.AuthToken != "")
 		refused.add(err)
 	}
 	r.made = r.outsideParts(c, l.Home)
@@ -325,7 +325,7 @@ func (r *Resolved) protections(roots []string, protect []protectedPath, l Launch
 	if l.InSandbox {
 		found = outsideStore(r.workspace, found)
 	}
-	git, err := protectGit(r.workspace, roots, found, l.Home, l.Environ, l.InSandbox)
+	git, err := protectGit(r.workspace, roots, found, l.Home, l.Env, l.InSandbox)
 	refused.add(err)
 	if err == nil {
 		holds = append(holds, git.holds...)

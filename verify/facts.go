@@ -14,6 +14,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
@@ -110,7 +111,7 @@ func (f *facts) recomputeLaunch() (*launchView, error) {
 	if err := firstError(f.confErr, f.startEnvErr); err != nil {
 		return nil, err
 	}
-	l, err := host.Facts(f.paths, f.startEnv, nil)
+	l, err := host.Facts(f.paths, launchenv.Read(f.startEnv), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/gitconfig"
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
@@ -217,7 +218,7 @@ func gitConfigAllowed(f *facts) (string, error) {
 		}
 	}
 	var names, sharedFiles, outside []string
-	for _, file := range sandbox.UserGitConfigs(f.startEnv, home) {
+	for _, file := range sandbox.UserGitConfigs(launchenv.Read(f.startEnv), home) {
 		if shared[file] {
 			sharedFiles = append(sharedFiles, file)
 			continue

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/google/go-cmp/cmp"
@@ -383,7 +384,7 @@ func TestRecomputedEnvironmentIsTheLaunchers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := sandbox.Launch{User: "u", Home: t.TempDir(), Shell: "/bin/sh", Cwd: t.TempDir(), Environ: caller,
+		l := sandbox.Launch{User: "u", Home: t.TempDir(), Shell: "/bin/sh", Cwd: t.TempDir(), Env: launchenv.Read(caller),
 			RealBinary: "/usr/libexec/claude-sandbox/claude", Launcher: "/usr/libexec/claude-sandbox/claude-sandbox", AuthToken: tt.token, AuthAddr: tt.addr}
 		first := policyEnv(t, c, l)
 		var started []string
@@ -391,7 +392,7 @@ func TestRecomputedEnvironmentIsTheLaunchers(t *testing.T) {
 			started = append(started, name+"="+value)
 		}
 		f := &facts{conf: c, startEnv: started}
-		l.Environ, l.AuthToken, l.AuthAddr = started, "", ""
+		l.Env, l.AuthToken, l.AuthAddr = launchenv.Read(started), "", ""
 		f.sessionAuth(&l)
 		if diff := cmp.Diff(first, policyEnv(t, c, l)); diff != "" {
 			t.Errorf("%s: the recomputed environment differs (-launched +recomputed):\n%s", tt.name, diff)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
@@ -124,7 +125,7 @@ func testPlan(t *testing.T, conf string) *sandbox.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := sandbox.Launch{User: "u", Home: home, Shell: "/bin/sh", Cwd: ws, Environ: []string{"TERM=xterm", "SECRET=x"},
+	l := sandbox.Launch{User: "u", Home: home, Shell: "/bin/sh", Cwd: ws, Env: launchenv.Read([]string{"TERM=xterm", "SECRET=x"}),
 		RealBinary: "/usr/libexec/claude-sandbox/claude", Masks: []string{"/run", "/tmp"}}
 	plan, err := sandbox.Build(c, sandbox.SessionEnv{}, l)
 	if err != nil {
