@@ -78,6 +78,14 @@ func answer(listener int, id uint64, val int64, errno unix.Errno) error {
 	return err
 }
 
+// answerContinue lets the task's call go on: the kernel carries it out
+// itself, as if no filter had sent it.
+func answerContinue(listener int, id uint64) error {
+	r := notifResp{id: id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	_, err := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+	return err
+}
+
 // install puts fd in the task's descriptor table and returns the number
 // the task got; the warden answers with it after, in two steps and never
 // in one (SECCOMP_ADDFD_FLAG_SEND): the kernel marks a one-step answer

@@ -204,9 +204,12 @@ func TestWalkProc(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
-	st, err := parseStatus([]byte("Name:\tsh\nUmask:\t0027\nTgid:\t40\nNStgid:\t40\t2\nPid:\t41\nNSpid:\t41\t3\n"))
-	if err != nil || st.umask != 0o027 || st.tgid != "2" || st.tid != "3" {
-		t.Errorf("parseStatus = %+v, %v; want umask 027, tgid 2, tid 3", st, err)
+	st, err := parseStatus([]byte("Name:\tsh\nUmask:\t0027\nTgid:\t40\nNStgid:\t40\t2\nPid:\t41\nNSpid:\t41\t3\nThreads:\t5\n"))
+	if err != nil || st.umask != 0o027 || st.tgid != "2" || st.tid != "3" || st.outerTgid != 40 || st.threads != 5 {
+		t.Errorf("parseStatus = %+v, %v; want umask 027, tgid 2 (40 outside), tid 3, 5 threads", st, err)
+	}
+	if _, err := parseStatus([]byte("Umask:\t0027\nTgid:\t40\nNStgid:\t40\t2\nNSpid:\t41\t3\n")); err == nil {
+		t.Error("a status without Threads parsed")
 	}
 	if _, err := parseStatus([]byte("Name:\tsh\nNStgid:\t40\n")); err == nil {
 		t.Error("a status without Umask parsed")
@@ -219,7 +222,7 @@ func TestReadStatus(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	old := unix.Umask(0o027)
 	defer unix.Umask(old)
-	st, err := (&task{tid: unix.Gettid()}).readStatus()
+	st, err := (&task{tid: unix.Gettid()}).readStatus(true)
 	if err != nil {
 		t.Fatal(err)
 	}
