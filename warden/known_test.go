@@ -357,29 +357,26 @@ func (th thread) run(f func()) {
 
 // What a carried-out call pays for its task's umask: the status file read
 // at every call, against the entry learned once (the pidfd that checks it
-// is still the task).
+// is still the task). The task is a thread other than the leader, whose
+// umask a process of several threads keeps.
 //
 //	go test -run '^$' -bench TaskUmask ./warden/
 func BenchmarkTaskUmask(b *testing.B) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	self := unix.Gettid()
-	b.Run("status-file", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := (&task{tid: self}).umask(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("known", func(b *testing.B) {
-		if !onPidfs() {
-			b.Skip("SKIPPING: no pidfds of threads on pidfs: nothing is kept")
-		}
-		k := newKnownTasks()
+	th := newThread()
+	var self int
+	th.run(func() { self = unix.Gettid() })
+	umask := func(b *testing.B, k *knownTasks) {
 		for b.Loop() {
 			if _, err := (&task{tid: self, known: k}).umask(); err != nil {
 				b.Fatal(err)
 			}
 		}
+	}
+	b.Run("status-file", func(b *testing.B) { umask(b, nil) })
+	b.Run("known", func(b *testing.B) {
+		if !onPidfs() {
+			b.Skip("SKIPPING: no pidfds of threads on pidfs: nothing is kept")
+		}
+		umask(b, newKnownTasks())
 	})
 }
