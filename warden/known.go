@@ -100,19 +100,39 @@ func (k *knownTasks) umaskCalled(tid int, mask uint32) {
 // its umask is the task's.
 func (k *knownTasks) status(t *task, needUmask bool) (st *taskStatus, umaskRead bool, err error) {
 	ino, identified := pidfsInode(t.tid)
-	k.mu.Lock()
-	// The task makes a call: a umask call it made before is carried out
-	// (were it another task on a reused TID, that one is gone).
-	delete(k.pending, t.tid)
-	e, ok := k.byTID[t.tid]
-	if ok && identified && e.ino == ino {
-		umaskRead = e.umaskHolds && e.changes == k.changes
-		if umaskRead || !needUmask {
-			k.mu.Unlock()
-			st := e.status
-			return &st, umaskRead, nil
+	if identified {
+		if st, umaskRead, ok := k.lookup(t.tid, ino, needUmask); ok {
+			return st, umaskRead, nil
 		}
 	}
+	return k.learn(t.tid, ino, identified)
+}
+
+// lookup is the entry of the thread tid whose pidfs inode is ino, if it
+// holds what the caller needs.
+func (k *knownTasks) lookup(tid int, ino uint64, needUmask bool) (st *taskStatus, umaskRead, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	// The task makes a call: a umask call it made before is carried out
+	// (were it another task on a reused TID, that one is gone).
+	delete(k.pending, tid)
+	e, found := k.byTID[tid]
+	if !found || e.ino != ino {
+		return nil, false, false
+	}
+	umaskRead = e.umaskHolds && e.changes == k.changes
+	if !umaskRead && needUmask {
+		return nil, false, false
+	}
+	status := e.status
+	return &status, umaskRead, true
+}
+
+// learn reads the status file of the thread tid, whose pidfs inode is ino
+// (identified: known), and keeps what it read unless a umask call may have
+// changed it meanwhile.
+func (k *knownTasks) learn(tid int, ino uint64, identified bool) (*taskStatus, bool, error) {
+	k.mu.Lock()
 	keep := identified && !k.overflowed
 	changes := k.changes
 	pending := len(k.pending) > 0
@@ -120,26 +140,32 @@ func (k *knownTasks) status(t *task, needUmask bool) (st *taskStatus, umaskRead 
 	if keep && pending {
 		keep = k.settle()
 	}
-	st, err = readTaskStatus(t.tid)
+	st, err := readTaskStatus(tid)
 	if err != nil || !keep {
 		return st, true, err
 	}
-	if again, ok := pidfsInode(t.tid); !ok || again != ino {
-		return st, true, nil // the status may be another task's: not kept
+	if again, ok := pidfsInode(tid); ok && again == ino {
+		// Else the status may be another task's: not kept.
+		k.keep(tid, knownTask{ino: ino, changes: changes, status: *st, umaskHolds: st.outerTgid != tid || st.threads == 1})
 	}
+	return st, true, nil
+}
+
+// keep enters e for the thread tid, unless a umask call came since it was
+// read.
+func (k *knownTasks) keep(tid int, e knownTask) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.changes != changes || k.overflowed {
-		return st, true, nil
+	if k.changes != e.changes || k.overflowed {
+		return
 	}
-	if _, ok := k.byTID[t.tid]; !ok && len(k.byTID) >= maxKnown {
-		for tid := range k.byTID {
-			delete(k.byTID, tid)
+	if _, ok := k.byTID[tid]; !ok && len(k.byTID) >= maxKnown {
+		for old := range k.byTID {
+			delete(k.byTID, old)
 			break
 		}
 	}
-	k.byTID[t.tid] = knownTask{ino: ino, changes: changes, status: *st, umaskHolds: st.outerTgid != t.tid || st.threads == 1}
-	return st, true, nil
+	k.byTID[tid] = e
 }
 
 // settle drops the pending umask calls known carried out, from their
