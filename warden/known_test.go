@@ -206,7 +206,11 @@ func (h *umaskCheck) reusedTID() {
 			return
 		}
 		second := exec.Command("sh", "-c", fmt.Sprintf("[ $$ = %d ] && : > %s", pid, h.path("reused-second")))
-		_ = second.Run()
+		if err := second.Start(); err != nil {
+			h.fail("reused-second: %v", err)
+			return
+		}
+		_ = second.Wait() // fails unless the PID was the first's
 		if second.Process.Pid == pid {
 			h.mode("reused-second", 0o640)
 			fmt.Printf("a reused TID: %d\n", pid)
