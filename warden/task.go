@@ -62,6 +62,9 @@ func (t *task) dir(dirfd int) (int, error) {
 	return unix.Open(fmt.Sprintf("/proc/%d/fd/%d", t.tid, dirfd), unix.O_PATH|unix.O_CLOEXEC, 0)
 }
 
+// shortPath is how much of a path string's first read asks for.
+const shortPath = 256
+
 // string reads a NUL-terminated path from the task's memory, once: the
 // warden acts on this copy, never on what the task's memory holds later.
 func (t *task) string(addr uint64) (string, error) {
@@ -70,9 +73,13 @@ func (t *task) string(addr uint64) (string, error) {
 	}
 	var out []byte
 	page := uint64(os.Getpagesize())
+	// Most paths are short: the first read asks for as much as a short
+	// one needs, the next ones for the rest of each page.
+	want := uint64(shortPath)
 	for len(out) < unix.PathMax {
 		// Read to the end of the page at most: the next one may not exist.
-		n := page - (addr+uint64(len(out)))%page
+		n := min(want, page-(addr+uint64(len(out)))%page)
+		want = page
 		buf := make([]byte, n)
 		local := []unix.Iovec{{Base: &buf[0], Len: n}}
 		remote := []unix.RemoteIovec{{Base: uintptr(addr) + uintptr(len(out)), Len: int(n)}}
@@ -81,6 +88,9 @@ func (t *task) string(addr uint64) (string, error) {
 			return "", unix.EFAULT
 		}
 		if i := bytes.IndexByte(buf[:got], 0); i >= 0 {
+			if out == nil {
+				return string(buf[:i]), nil
+			}
 			return string(append(out, buf[:i]...)), nil
 		}
 		out = append(out, buf[:got]...)
