@@ -391,3 +391,34 @@ func BenchmarkTaskUmask(b *testing.B) {
 		umask(b, newKnownTasks())
 	})
 }
+
+// What a session can make the warden hold is bounded: past maxPending
+// umask calls pending at once nothing more is kept for the session, and a
+// full table of tasks makes room for a new one. The TIDs are above any
+// pid_max, so none is a task.
+func TestKnownTasksBounded(t *testing.T) {
+	const noTask = 1 << 23
+	k := newKnownTasks()
+	for i := range maxPending + 1 {
+		k.umaskCalled(noTask+i, 0o022)
+	}
+	if len(k.pending) > maxPending || !k.overflowed {
+		t.Errorf("%d umask calls pending, overflowed %v; want at most %d, and overflowed", len(k.pending), k.overflowed, maxPending)
+	}
+	th := newThread()
+	th.run(func() {
+		if _, _, err := k.status(&task{tid: unix.Gettid()}, true); err != nil {
+			t.Error(err)
+		}
+	})
+	if len(k.byTID) != 0 {
+		t.Errorf("%d tasks kept after too many umask calls pending; want none", len(k.byTID))
+	}
+	k = newKnownTasks()
+	for i := range maxKnown + 10 {
+		k.keep(noTask+i, knownTask{})
+	}
+	if len(k.byTID) != maxKnown {
+		t.Errorf("%d tasks kept; want %d", len(k.byTID), maxKnown)
+	}
+}
