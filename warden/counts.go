@@ -38,7 +38,7 @@ var answerNames = [answerKinds]string{"went-on", "carried", "failed"}
 
 var opNames = [...]string{opOpen: "open", opMkdir: "mkdir", opMknod: "mknod", opSymlink: "symlink", opLink: "link",
 	opRename: "rename", opTruncate: "truncate", opBind: "bind", opConnect: "connect", opSendto: "sendto",
-	opSendmsg: "sendmsg", opSendmmsg: "sendmmsg"}
+	opSendmsg: "sendmsg", opSendmmsg: "sendmmsg", opUmask: "umask"}
 
 var counts [len(opNames)][landings][answerKinds]atomic.Int64
 

@@ -99,6 +99,12 @@ var commonCalls = []call{
 		decode: func(a [6]uint64) request {
 			return request{op: opSendmmsg, sock: fd(a[0]), msg: a[1], vlen: uint32(a[2]), flags: a[3]}
 		}},
+	// The warden makes files with the task's umask, learned once
+	// (knownTasks): it must hear of every change.
+	{name: "umask", nr: unix.SYS_UMASK, flagsArg: -1, why: "changes the mask the warden makes the task's files with; the kernel carries it out",
+		decode: func(a [6]uint64) request {
+			return request{op: opUmask, mode: uint32(a[0]) & 0o777}
+		}},
 	// openat2's flags live in memory the task could change after a check,
 	// and no libc uses it for open(3): it fails as on an older kernel, and
 	// callers fall back to openat.

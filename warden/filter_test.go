@@ -85,6 +85,7 @@ func TestFilter(t *testing.T) {
 		{"sendto with an address above 4 GiB, low half zero", nativeArch, unix.SYS_SENDTO, []uint64{3, 0x1000, 10, 0, 0x7f0000000000, 110}, notify},
 		{"sendmsg", nativeArch, unix.SYS_SENDMSG, nil, notify},
 		{"sendmmsg", nativeArch, unix.SYS_SENDMMSG, nil, notify},
+		{"umask", nativeArch, unix.SYS_UMASK, []uint64{0o077}, notify},
 		{"write", nativeArch, unix.SYS_WRITE, nil, allow},
 		{"recvmsg", nativeArch, unix.SYS_RECVMSG, nil, allow},
 		{"unlinkat", nativeArch, unix.SYS_UNLINKAT, nil, allow},

@@ -79,7 +79,8 @@ func answer(listener int, id uint64, val int64, errno unix.Errno) error {
 }
 
 // answerContinue lets the call go on: the kernel carries it out for the
-// task, reading its arguments again (goeson.go says when that is safe).
+// task itself, reading its arguments again (a umask call; a call that
+// goeson.go lets go on).
 func answerContinue(listener int, id uint64) error {
 	r := notifResp{id: id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	_, err := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))

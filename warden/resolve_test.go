@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
@@ -204,9 +206,12 @@ func TestWalkProc(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
-	st, err := parseStatus([]byte("Name:\tsh\nUmask:\t0027\nTgid:\t40\nNStgid:\t40\t2\nPid:\t41\nNSpid:\t41\t3\n"))
-	if err != nil || st.umask != 0o027 || st.tgid != "2" || st.tid != "3" {
-		t.Errorf("parseStatus = %+v, %v; want umask 027, tgid 2, tid 3", st, err)
+	st, err := parseStatus([]byte("Name:\tsh\nUmask:\t0027\nTgid:\t40\nNStgid:\t40\t2\nPid:\t41\nNSpid:\t41\t3\nThreads:\t5\n"))
+	if err != nil || st.umask != 0o027 || st.tgid != "2" || st.tid != "3" || st.outerTgid != 40 || st.threads != 5 {
+		t.Errorf("parseStatus = %+v, %v; want umask 027, tgid 2 (40 outside), tid 3, 5 threads", st, err)
+	}
+	if _, err := parseStatus([]byte("Umask:\t0027\nTgid:\t40\nNStgid:\t40\t2\nNSpid:\t41\t3\n")); err == nil {
+		t.Error("a status without Threads parsed")
 	}
 	if _, err := parseStatus([]byte("Name:\tsh\nNStgid:\t40\n")); err == nil {
 		t.Error("a status without Umask parsed")
@@ -219,7 +224,7 @@ func TestReadStatus(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	old := unix.Umask(0o027)
 	defer unix.Umask(old)
-	st, err := (&task{tid: unix.Gettid()}).readStatus()
+	st, err := (&task{tid: unix.Gettid()}).readStatus(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,5 +327,71 @@ func TestRefuse(t *testing.T) {
 	}
 	if _, err := New(-1, Rules{Dirs: []namerule.InDir{{Dir: filepath.Join(ws, "missing")}}}); err == nil {
 		t.Error("a rule for a missing directory was accepted")
+	}
+}
+
+// A path is read from the task's memory up to its NUL, across pages, and
+// never from a page past it: in three readable pages followed by one the
+// task cannot read (this test's own memory, read as a task's).
+func TestTaskString(t *testing.T) {
+	page := os.Getpagesize()
+	mem, err := unix.Mmap(-1, 0, 4*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(mem)
+	if err := unix.Mprotect(mem[3*page:], unix.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	self := &task{tid: unix.Gettid()}
+	// put writes s with its NUL (if nul) to end at offset end of mem, and
+	// returns its address.
+	put := func(s string, end int, nul bool) uint64 {
+		if nul {
+			s += "\x00"
+		}
+		copy(mem[end-len(s):], s)
+		return uint64(uintptr(unsafe.Pointer(&mem[end-len(s)])))
+	}
+	long := strings.Repeat("d/", 400) // longer than a first read
+	for _, tc := range []struct {
+		name    string
+		path    string
+		end     int
+		nul     bool
+		wantErr error
+	}{
+		{"short", "a/b", 100, true, nil},
+		{"longer than the first read", long, 2000, true, nil},
+		{"its NUL the page's last byte", "at/the/end", page, true, nil},
+		{"across two pages", long, page + 300, true, nil},
+		{"no NUL before an unreadable page", "unended", 3 * page, false, unix.EFAULT},
+		{"no NUL in PATH_MAX bytes", strings.Repeat("x", unix.PathMax+10), 3 * page, false, unix.ENAMETOOLONG},
+	} {
+		clear(mem[:3*page])
+		got, err := self.string(put(tc.path, tc.end, tc.nul))
+		switch {
+		case tc.wantErr != nil && err != tc.wantErr:
+			t.Errorf("%s: %q, %v; want %v", tc.name, got, err, tc.wantErr)
+		case tc.wantErr == nil && (err != nil || got != tc.path):
+			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.path)
+		}
+	}
+	if _, err := self.string(0); err != unix.EFAULT {
+		t.Errorf("a null pointer: %v; want EFAULT", err)
+	}
+}
+
+// What reading a short path from a task's memory costs (allocations).
+//
+//	go test -run '^$' -bench TaskString ./warden/
+func BenchmarkTaskString(b *testing.B) {
+	path := append([]byte("/work/proj/src/pkg/file.go"), 0)
+	self := &task{tid: unix.Gettid()}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := self.string(uint64(uintptr(unsafe.Pointer(&path[0])))); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

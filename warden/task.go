@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,13 +21,18 @@ type task struct {
 	// own call's.
 	turn *turn
 	// status holds the task's umask and its IDs in the sandbox's PID
-	// namespace; read on first use.
-	status *taskStatus
+	// namespace; read on first use, from known where it holds. Its umask
+	// is the task's only when umaskRead.
+	status    *taskStatus
+	umaskRead bool
+	known     *knownTasks // the warden's; nil reads the status file each time
 }
 
 type taskStatus struct {
 	umask     uint32
 	tgid, tid string // in the innermost PID namespace
+	outerTgid int    // in the warden's
+	threads   int    // of its process
 }
 
 // root opens the task's root directory.
@@ -56,53 +62,69 @@ func (t *task) dir(dirfd int) (int, error) {
 	return unix.Open(fmt.Sprintf("/proc/%d/fd/%d", t.tid, dirfd), unix.O_PATH|unix.O_CLOEXEC, 0)
 }
 
+// shortPath is how much of a path string's first read asks for.
+const shortPath = 256
+
 // string reads a NUL-terminated path from the task's memory, once: the
 // warden acts on this copy, never on what the task's memory holds later.
 func (t *task) string(addr uint64) (string, error) {
 	if addr == 0 {
 		return "", unix.EFAULT
 	}
-	// Most paths are short: the first read takes 256 bytes, each next one
-	// up to the end of the page (never past it: the next page may not
-	// exist), so a call does not clear and copy a page it does not need.
-	var first [256]byte
-	buf := first[:]
 	var out []byte
 	page := uint64(os.Getpagesize())
+	// Most paths are short: the first read asks for as much as a short
+	// one needs, the next ones for the rest of each page.
+	want := uint64(shortPath)
 	for len(out) < unix.PathMax {
-		at := addr + uint64(len(out))
-		n := min(page-at%page, uint64(len(buf)))
+		// Read to the end of the page at most: the next one may not exist.
+		n := min(want, page-(addr+uint64(len(out)))%page)
+		want = page
+		buf := make([]byte, n)
 		local := []unix.Iovec{{Base: &buf[0], Len: n}}
-		remote := []unix.RemoteIovec{{Base: uintptr(at), Len: int(n)}}
+		remote := []unix.RemoteIovec{{Base: uintptr(addr) + uintptr(len(out)), Len: int(n)}}
 		got, err := unix.ProcessVMReadv(t.tid, local, remote, 0)
 		if err != nil {
 			return "", unix.EFAULT
 		}
 		if i := bytes.IndexByte(buf[:got], 0); i >= 0 {
+			if out == nil {
+				return string(buf[:i]), nil
+			}
 			return string(append(out, buf[:i]...)), nil
 		}
 		out = append(out, buf[:got]...)
-		if len(buf) < int(page) {
-			buf = make([]byte, page)
-		}
 	}
 	return "", unix.ENAMETOOLONG
 }
 
-func (t *task) readStatus() (*taskStatus, error) {
-	if t.status != nil {
+// readStatus is the task's status; needUmask asks for its umask, which a
+// known task's entry may no longer hold when its IDs still do.
+func (t *task) readStatus(needUmask bool) (*taskStatus, error) {
+	if t.status != nil && (t.umaskRead || !needUmask) {
 		return t.status, nil
 	}
-	data, err := readProcFile(fmt.Sprintf("/proc/%d/status", t.tid))
+	st, umaskRead := (*taskStatus)(nil), true
+	var err error
+	if t.known != nil {
+		st, umaskRead, err = t.known.status(t, needUmask)
+	} else {
+		st, err = readTaskStatus(t.tid)
+	}
 	if err != nil {
 		return nil, err
 	}
-	st, err := parseStatus(data)
-	if err != nil {
-		return nil, err
-	}
-	t.status = st
+	t.status, t.umaskRead = st, umaskRead
 	return st, nil
+}
+
+// readTaskStatus reads the status file of the thread tid.
+func readTaskStatus(tid int) (*taskStatus, error) {
+	data, err := readProcFile(fmt.Sprintf("/proc/%d/status", tid))
+	if err != nil {
+		return nil, err
+	}
+	return parseStatus(data)
 }
 
 // readProcFile reads a small file of /proc whole, into a buffer sized for
@@ -134,9 +156,9 @@ func readProcFile(path string) ([]byte, error) {
 	}
 }
 
-// parseStatus reads Umask, NStgid and NSpid from a status file's text; the
-// last field of the two lists is the ID in the innermost namespace, the
-// sandbox's.
+// parseStatus reads Umask, Tgid, NStgid, NSpid and Threads from a status
+// file's text; the last field of the two lists is the ID in the innermost
+// namespace, the sandbox's.
 func parseStatus(data []byte) (*taskStatus, error) {
 	st := &taskStatus{}
 	seen := 0
@@ -152,7 +174,7 @@ func parseStatus(data []byte) (*taskStatus, error) {
 			continue
 		}
 		name := string(rawName)
-		if name != "Umask" && name != "NStgid" && name != "NSpid" {
+		if !slices.Contains(statusFields, name) {
 			continue
 		}
 		fields := strings.Fields(string(value))
@@ -173,16 +195,30 @@ func parseStatus(data []byte) (*taskStatus, error) {
 		case "NSpid":
 			st.tid = fields[len(fields)-1]
 			seen++
+		case "Tgid", "Threads":
+			n, err := strconv.Atoi(fields[0])
+			if err != nil {
+				return nil, fmt.Errorf("status: %s %q: %w", name, fields[0], err)
+			}
+			if name == "Tgid" {
+				st.outerTgid = n
+			} else {
+				st.threads = n
+			}
+			seen++
 		}
 	}
-	if seen != 3 {
-		return nil, fmt.Errorf("status: Umask, NStgid or NSpid missing")
+	if seen != len(statusFields) {
+		return nil, fmt.Errorf("status: one of %s missing", strings.Join(statusFields, ", "))
 	}
 	return st, nil
 }
 
+// statusFields are the lines of a status file parseStatus reads.
+var statusFields = []string{"Umask", "Tgid", "NStgid", "NSpid", "Threads"}
+
 func (t *task) ids() (string, string, error) {
-	st, err := t.readStatus()
+	st, err := t.readStatus(false)
 	if err != nil {
 		return "", "", err
 	}
@@ -190,7 +226,7 @@ func (t *task) ids() (string, string, error) {
 }
 
 func (t *task) umask() (uint32, error) {
-	st, err := t.readStatus()
+	st, err := t.readStatus(true)
 	if err != nil {
 		return 0, err
 	}

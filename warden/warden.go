@@ -80,6 +80,7 @@ type Warden struct {
 	checkoutMounts map[uint64]bool
 	checkoutNames  []string
 	helper         *helperClient
+	known          *knownTasks
 	stop           sync.Once // fatal's
 }
 
@@ -88,6 +89,7 @@ type Warden struct {
 // created under a directory made later.
 func New(listener int, r Rules) (*Warden, error) {
 	w := &Warden{listener: listener, root: -1, outside: r.Outside, private: map[uint64]bool{}, insideOnly: r.InsideOnly, workspace: r.Workspace,
+		known:     newKnownTasks(),
 		checkouts: r.Checkouts, checkoutNames: r.CheckoutNames,
 		sockets: ownSockets{files: map[fileID]int{}, privateNet: r.PrivateNetwork, scoped: r.AbstractScoped && r.Helper != nil}}
 	if r.Helper != nil {
