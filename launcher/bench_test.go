@@ -502,6 +502,14 @@ func bareBwrap(b *testing.B, bwrap, dir string, pr *Prepared) (bare func() *exec
 	must(b, args.Close())
 	filterFile = filepath.Join(dir, "seccomp")
 	must(b, os.WriteFile(filterFile, sandbox.SeccompProgram(), 0o600))
+	// The files the plan makes (the home's git configuration) are read
+	// from their descriptors, as the launcher passes them.
+	contents := map[int]string{}
+	for fd, data := range pr.Plan.FileContents() {
+		name := filepath.Join(dir, fmt.Sprintf("file-%d", fd))
+		must(b, os.WriteFile(name, data, 0o600))
+		contents[fd] = name
+	}
 	bare = func() *exec.Cmd {
 		cmd := exec.Command(bwrap, append([]string{"--args", "3", "--"}, pr.Plan.Claude...)...)
 		cmd.Env = []string{}
@@ -509,6 +517,13 @@ func bareBwrap(b *testing.B, bwrap, dir string, pr *Prepared) (bare func() *exec
 		filter, _ := os.Open(filterFile)
 		status, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		cmd.ExtraFiles = []*os.File{args, filter, status}
+		for fd := sandbox.StatusFD + 1; fd < sandbox.InheritedFDs+3; fd++ {
+			f, _ := os.Open(os.DevNull) // what bare bwrap does not read
+			if name, ok := contents[fd]; ok {
+				f, _ = os.Open(name)
+			}
+			cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+		}
 		return cmd
 	}
 	return bare, args.Name(), filterFile
