@@ -1,9 +1,6 @@
 package imports
 
 import (
-	"errors"
-	"go/build"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -104,29 +101,11 @@ func gitignoredFolders(t *testing.T) map[string]bool {
 // internalPackages are the packages under internal/, relative to the
 // module root.
 func internalPackages(t *testing.T) []string {
-	t.Helper()
 	var out []string
-	err := filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return err
+	for _, p := range packages(t) {
+		if strings.HasPrefix(p, "internal/") {
+			out = append(out, p)
 		}
-		if d.Name() == "testdata" {
-			return filepath.SkipDir
-		}
-		_, err = build.ImportDir(path, 0)
-		var none *build.NoGoError
-		if errors.As(err, &none) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		out = append(out, filepath.ToSlash(rel))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
