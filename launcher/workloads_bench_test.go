@@ -49,6 +49,10 @@ func BenchmarkWorkloads(b *testing.B) {
 	}
 	dir := b.TempDir()
 	launcherBin := buildBenchLauncher(b, dir)
+	floorBin := filepath.Join(dir, "bin", "floorsupervisor")
+	if out, err := exec.Command("go", "build", "-o", floorBin, "./testdata/floorsupervisor").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
 	// The workspace lies outside /tmp, as a dev container's does
 	// (/workspaces/NAME): with it beneath, the sandbox's /tmp could not be
 	// locked by the kernel (ADR 0040), and every call there would be the
@@ -88,9 +92,18 @@ func BenchmarkWorkloads(b *testing.B) {
 			launcher := func() *exec.Cmd {
 				cmd := viaLauncher()
 				cmd.Env = append(cmd.Env, "CS_BENCH_WARDEN="+counts)
+				if prof := os.Getenv("CS_BENCH_CPUPROFILE"); prof != "" {
+					cmd.Env = append(cmd.Env, "CS_BENCH_CPUPROFILE="+prof+"."+w.name)
+				}
 				return cmd
 			}
-			totals := timeInterleaved(b, none, bare, launcher)
+			floorCounts := filepath.Join(dir, "floor-"+w.name)
+			floor := func() *exec.Cmd {
+				cmd := underFloorSupervisor(bare(), floorBin, ws)
+				cmd.Env = append(cmd.Env, "CS_BENCH_FLOOR="+floorCounts)
+				return cmd
+			}
+			totals := timeInterleaved(b, none, bare, launcher, floor)
 			// The warden's counts of the last run through the launcher.
 			w := readWardenCounts(b, counts)
 			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
@@ -99,11 +112,17 @@ func BenchmarkWorkloads(b *testing.B) {
 			b.ReportMetric(ms(totals[2]), "launcher-ms/op")
 			b.ReportMetric(float64(totals[1])/float64(totals[0]), "bwrap/none")
 			b.ReportMetric(float64(totals[2])/float64(totals[1]), "launcher/bwrap")
+			b.ReportMetric(ms(totals[3]), "floor-ms/op")
+			b.ReportMetric(float64(totals[3])/float64(totals[1]), "floor/bwrap")
+			b.ReportMetric(float64(totals[2])/float64(totals[3]), "launcher/floor")
 			b.ReportMetric(float64(w.calls), "warden-calls/op")
 			b.ReportMetric(float64(w.wentOn), "went-on/op")
 			b.ReportMetric(float64(w.busy.Microseconds())/1000, "warden-ms/op")
 			if w.calls > 0 {
 				b.ReportMetric(float64(w.cpu.Microseconds())/float64(w.calls), "launcher-cpu-us/call")
+			}
+			if calls, cpu := readFloorCounts(b, floorCounts); calls > 0 {
+				b.ReportMetric(float64(cpu.Microseconds())/float64(calls), "floor-cpu-us/call")
 			}
 			b.Logf("%s: the warden's calls in one run, by kind, landing and answer:\n%s", w.name, w.table)
 		})
@@ -139,6 +158,17 @@ func readWardenCounts(b *testing.B, path string) wardenCounts {
 	}
 	w.table = strings.Join(kinds, "\n")
 	return w
+}
+
+// readFloorCounts reads what floorsupervisor wrote of its last run.
+func readFloorCounts(b *testing.B, path string) (calls int64, cpu time.Duration) {
+	data, err := os.ReadFile(path)
+	must(b, err)
+	var ns int64
+	if _, err := fmt.Sscanf(string(data), "%d %d", &calls, &ns); err != nil {
+		b.Fatalf("%s: %q: %v", path, data, err)
+	}
+	return calls, time.Duration(ns)
 }
 
 // A workload is a shell script run as Claude in the workspace, after its
@@ -384,4 +414,19 @@ func treeDigest(b *testing.B, dir, name string) string {
 	out, err := cmd.Output()
 	must(b, err)
 	return strings.TrimSpace(string(out))
+}
+
+// underFloorSupervisor runs a bare bwrap's sandbox under the warden's filter
+// with floorsupervisor answering it: the floor the launcher's cost is
+// measured against (the trap, the plain answer, a descriptor carried in
+// from outside), with none of the warden's own work. The supervisor's
+// binary is bound into the sandbox's /tmp, where its child installs the
+// filter and execs the command.
+func underFloorSupervisor(bare *exec.Cmd, floorBin, ws string) *exec.Cmd {
+	// bare.Args: bwrap --args 3 -- COMMAND...
+	const inside = "/tmp/.floorsupervisor"
+	args := []string{"serve", ws, strconv.Itoa(len(bare.ExtraFiles)), "--", bare.Path, "--args", "3", "--ro-bind", floorBin, inside, "--", inside, "child", "@SOCK@", "--"}
+	cmd := exec.Command(floorBin, append(args, bare.Args[4:]...)...)
+	cmd.Env, cmd.ExtraFiles = bare.Env, bare.ExtraFiles
+	return cmd
 }

@@ -5,12 +5,14 @@
 // it writes there, once the session has ended, how many calls the warden
 // answered, for how long in all and the launcher's CPU time (nanoseconds):
 // "CALLS BUSY CPU"; then a line "KIND LANDING ANSWER COUNT" for each kind
-// of call (warden.Breakdown).
+// of call (warden.Breakdown). With CS_BENCH_CPUPROFILE set, it writes
+// there a CPU profile of the whole launch (go tool pprof).
 package main
 
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/cli"
@@ -20,6 +22,13 @@ import (
 )
 
 func main() {
+	if path := os.Getenv("CS_BENCH_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil || pprof.StartCPUProfile(f) != nil {
+			fmt.Fprintln(os.Stderr, "benchlauncher: cannot profile to", path)
+			os.Exit(1)
+		}
+	}
 	code := cli.Main(layouttest.FromEnv(), os.Args[0], os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 	if path := os.Getenv("CS_BENCH_WARDEN"); path != "" {
 		calls, busy := warden.Totals()
@@ -35,5 +44,6 @@ func main() {
 			code = 1
 		}
 	}
+	pprof.StopCPUProfile()
 	os.Exit(code)
 }
