@@ -125,7 +125,7 @@ mkdir /tmp/bench-work && cd /tmp/bench-work || exit 1
 i=0; while [ $i -lt %d ]; do : > f$i; echo x >> f$i; i=$((i+1)); done
 `, files)
 	must(b, os.WriteFile(real, []byte(script), 0o755))
-	bare, viaLauncher := benchSandboxes(b, bwrap, launcherBin, dir, real)
+	bare, viaLauncher, _ := benchSandboxes(b, bwrap, launcherBin, dir, real)
 	totals := timeInterleaved(b, bare, viaLauncher)
 	calls := 2*files + 1
 	b.ReportMetric(float64(totals[0].Microseconds())/1000/float64(b.N), "bwrap-ms/op")

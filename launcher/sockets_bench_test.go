@@ -54,7 +54,7 @@ func BenchmarkSockets(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			real := filepath.Join(dir, "real-"+kind)
 			must(b, os.WriteFile(real, []byte(fmt.Sprintf("#!/bin/sh\nexec /usr/bin/python3 %s/bench.py %s\n", ws, kind)), 0o755))
-			bare, viaLauncher := benchSandboxes(b, bwrap, launcherBin, dir, real)
+			bare, viaLauncher, _ := benchSandboxes(b, bwrap, launcherBin, dir, real)
 			totals := timeInterleaved(b, bare, viaLauncher)
 			b.ReportMetric(float64(totals[0].Microseconds())/1000/float64(b.N), "bwrap-ms/op")
 			b.ReportMetric(float64(totals[1].Microseconds())/1000/float64(b.N), "launcher-ms/op")
@@ -66,7 +66,7 @@ func BenchmarkSockets(b *testing.B) {
 // benchSandboxes returns commands that run real as Claude inside bare bwrap
 // with the launcher's argv (network = open) and bwrap's filter only, and
 // through the launcher.
-func benchSandboxes(b *testing.B, bwrap, launcherBin, dir, real string) (bare, viaLauncher func() *exec.Cmd) {
+func benchSandboxes(b *testing.B, bwrap, launcherBin, dir, real string) (bare, viaLauncher func() *exec.Cmd, private []string) {
 	conf, pr := prepareOpen(b, dir, real)
 	bare, _, _ = bareBwrap(b, bwrap, dir, pr)
 	viaLauncher = func() *exec.Cmd {
@@ -74,5 +74,5 @@ func benchSandboxes(b *testing.B, bwrap, launcherBin, dir, real string) (bare, v
 		cmd.Env = []string{"CS_CONF=" + conf, "CS_REAL=" + real}
 		return cmd
 	}
-	return bare, viaLauncher
+	return bare, viaLauncher, pr.Plan.Private
 }

@@ -80,7 +80,7 @@ func BenchmarkWorkloads(b *testing.B) {
 			}
 			real := filepath.Join(dir, "workload-"+w.name)
 			must(b, os.WriteFile(real, []byte("#!/bin/sh\nset -e\ncd "+ws+"\n"+script), 0o755))
-			bare, viaLauncher := benchSandboxes(b, bwrap, launcherBin, dir, real)
+			bare, viaLauncher, private := benchSandboxes(b, bwrap, launcherBin, dir, real)
 			home := filepath.Join(dir, "home-"+w.name)
 			must(b, os.MkdirAll(home, 0o755))
 			none := func() *exec.Cmd {
@@ -99,7 +99,7 @@ func BenchmarkWorkloads(b *testing.B) {
 			}
 			floorCounts := filepath.Join(dir, "floor-"+w.name)
 			floor := func() *exec.Cmd {
-				cmd := underFloorSupervisor(bare(), floorBin, ws)
+				cmd := underFloorSupervisor(bare(), floorBin, ws, private)
 				cmd.Env = append(cmd.Env, "CS_BENCH_FLOOR="+floorCounts)
 				return cmd
 			}
@@ -186,6 +186,11 @@ var workloads = []workload{
 		// tar -d compares every file with the archive: nothing lost.
 		return `rm -rf tarx && mkdir tarx && tar xf bench-data/tree.tar -C tarx && tar df bench-data/tree.tar -C tarx
 `
+	}},
+	// No work: what the launch itself costs each way, which the others
+	// include.
+	{name: "launch-only", setup: func(b *testing.B, data string, rnd *rand.Rand) string {
+		return "true\n"
 	}},
 	{name: "redirections", setup: func(b *testing.B, data string, rnd *rand.Rand) string {
 		return `i=0; while [ $i -lt 5000 ]; do : 2>/dev/null; i=$((i+1)); done
@@ -419,13 +424,14 @@ func treeDigest(b *testing.B, dir, name string) string {
 // underFloorSupervisor runs a bare bwrap's sandbox under the warden's filter
 // with floorsupervisor answering it: the floor the launcher's cost is
 // measured against (the trap, the plain answer, a descriptor carried in
-// from outside), with none of the warden's own work. The supervisor's
-// binary is bound into the sandbox's /tmp, where its child installs the
+// from outside, the kernel's lock on the private file systems), with none
+// of the warden's own work. The supervisor's binary is bound into the
+// sandbox's /tmp, where its child locks files as init does, installs the
 // filter and execs the command.
-func underFloorSupervisor(bare *exec.Cmd, floorBin, ws string) *exec.Cmd {
+func underFloorSupervisor(bare *exec.Cmd, floorBin, ws string, private []string) *exec.Cmd {
 	// bare.Args: bwrap --args 3 -- COMMAND...
 	const inside = "/tmp/.floorsupervisor"
-	args := []string{"serve", ws, strconv.Itoa(len(bare.ExtraFiles)), "--", bare.Path, "--args", "3", "--ro-bind", floorBin, inside, "--", inside, "child", "@SOCK@", "--"}
+	args := []string{"serve", ws, strconv.Itoa(len(bare.ExtraFiles)), "--", bare.Path, "--args", "3", "--ro-bind", floorBin, inside, "--", inside, "child", "@SOCK@", strings.Join(private, ","), "--"}
 	cmd := exec.Command(floorBin, append(args, bare.Args[4:]...)...)
 	cmd.Env, cmd.ExtraFiles = bare.Env, bare.ExtraFiles
 	return cmd

@@ -7,12 +7,14 @@
 // sandbox's Landlock domain holds does. What the launcher costs above this
 // is the warden's own work: its reads, walks and checks.
 //
-//	floorsupervisor serve WORKSPACE NFDS -- BWRAP ARGS... -- floorsupervisor child @SOCK@ -- COMMAND...
+//	floorsupervisor serve WORKSPACE NFDS -- BWRAP ARGS... -- floorsupervisor child @SOCK@ PRIVATE,... -- COMMAND...
 //
 // serve passes its descriptors 3 to 3+NFDS-1 on to bwrap at the same
 // numbers, then the child's end of a socket pair, whose number replaces
-// @SOCK@; child, run inside, installs the warden's filter (warden.Install),
-// sends its listener over that socket and execs the command. With
+// @SOCK@; child, run inside, locks the sandbox's private file systems as
+// init does (warden.LockFiles), installs the warden's filter
+// (warden.Install), sends its listener over that socket and execs the
+// command. With
 // CS_BENCH_FLOOR set, serve writes there, once the command has ended, how
 // many calls it answered and its CPU time (nanoseconds): "CALLS CPU".
 package main
@@ -116,8 +118,8 @@ func serve(args []string) (int, error) {
 var answered atomic.Int64
 
 func child(args []string) error {
-	if len(args) < 3 || args[1] != "--" {
-		return fmt.Errorf("child FD -- COMMAND...")
+	if len(args) < 4 || args[2] != "--" {
+		return fmt.Errorf("child FD PRIVATE,... -- COMMAND...")
 	}
 	sock, err := strconv.Atoi(args[0])
 	if err != nil {
@@ -125,6 +127,9 @@ func child(args []string) error {
 	}
 	unix.CloseOnExec(sock)
 	runtime.LockOSThread()
+	if _, _, err := warden.LockFiles(strings.Split(args[1], ",")); err != nil {
+		return err
+	}
 	listener, err := warden.Install()
 	if err != nil {
 		return err
@@ -140,11 +145,11 @@ func child(args []string) error {
 	if _, err := unix.Read(sock, make([]byte, 1)); err != nil {
 		return err
 	}
-	path, err := exec.LookPath(args[2])
+	path, err := exec.LookPath(args[3])
 	if err != nil {
 		return err
 	}
-	return unix.Exec(path, args[2:], os.Environ())
+	return unix.Exec(path, args[3:], os.Environ())
 }
 
 func receiveFD(sock int) (int, error) {
