@@ -242,23 +242,6 @@ func (p *Plan) writable(c *Conf, r *Resolved) {
 	p.NameRules, p.PathRules, p.GitDirs = r.nameRules, r.pathRules, r.gitDirs
 }
 
-// launcherVars are the variables the launcher sets whatever the caller's
-// environment holds, last; no conf line can pass them (neverPassed).
-var launcherVars = []struct {
-	name, why string
-	value     func(c *Conf, l Launch) string
-}{
-	{"HOME", whyPasswd, func(_ *Conf, l Launch) string { return l.Home }},
-	{"USER", whyPasswd, func(_ *Conf, l Launch) string { return l.User }},
-	{"LOGNAME", whyPasswd, func(_ *Conf, l Launch) string { return l.User }},
-	{"SHELL", whyPasswd, func(_ *Conf, l Launch) string { return l.Shell }},
-	{"PATH", "the system's directories, then append-path, then ~/.local/bin, then $VIRTUAL_ENV/bin: appended, never prepended", launchPath},
-	{"IS_SANDBOX", "Claude Code accepts --dangerously-skip-permissions from root only with it", func(*Conf, Launch) string { return "1" }},
-	{"DISABLE_AUTOUPDATER", "the real binary is read-only inside and updated by the install, not by a session", func(*Conf, Launch) string { return "1" }},
-}
-
-const whyPasswd = "from the passwd database, never from the caller"
-
 func launcherEnv(c *Conf, l Launch) []EnvVar {
 	out := make([]EnvVar, 0, len(launcherVars))
 	for _, v := range launcherVars {

@@ -5,7 +5,13 @@
 // of the file system (which protected paths exist, where symlinks lead);
 // the facts about the user and the host arrive in a Launch value; Assemble
 // (assemble.go) puts the mounts and the environment together from those,
-// reading nothing. The policy's lists are in policy.go and env.go.
+// reading nothing. The policy's lists are in lists.go: what it protects,
+// hides, passes and carries, and what its readers look for; two tables
+// are their own files, the seccomp filter's (seccomp.go) and the conf's
+// schema (confkeys.go). The lists it takes from the packages that read a
+// format are there: the git variables that run a program (gitconfig), the
+// shells, interpreters and wrappers a command line is read through
+// (internal/shellcmd), the hosts of each allow-preset (internal/hostaddr).
 package sandbox
 
 import (

@@ -138,12 +138,6 @@ func devcontainerFiles(path string) ([]string, error) {
 	return files, nil
 }
 
-// commandKeys are the settings that name a program Claude Code runs:
-// Claude Code's own list of command-valued settings, less policyHelpers,
-// which only managed settings may set.
-var commandKeys = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "fileSuggestion", "gcpAuthRefresh",
-	"otelHeadersHelper", "processWrapper", "proxyAuthHelper", "statusLine", "subagentStatusLine"}
-
 // ClaudeCommandFiles are the files under ~/.claude that the user's
 // settings, and the home's local settings as a project's, name as
 // commands: a status line script, hook scripts kept outside

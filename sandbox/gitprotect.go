@@ -20,40 +20,10 @@ import (
 // programs that the configuration of every repository it enters names, and
 // it enters every repository of the workspace: the top-level one, nested
 // clones, submodules, linked worktrees (ADR 0015). What the sandbox could
-// write of that is held here: in every git directory the entries below, and
-// around them the files their configuration (and the system's and the
+// write of that is held here: in every git directory the entries of
+// gitDirEntries (lists.go), and around them the files their configuration (and the system's and the
 // user's) names. What cannot be held by a mount, because it is missing, is
 // a name rule (namerule.InDir) the warden enforces.
-
-// gitDirEntries are what git reads in a git directory that runs a program,
-// sends git to other files or repositories, or answers git (a socket). This
-// is the one list: every git directory found, the workspace's own included,
-// gets it.
-var gitDirEntries = []struct {
-	name string
-	dir  bool
-}{
-	{"hooks", true},            // run by commits, checkouts, merges
-	{"config", false},          // core.fsmonitor, hooksPath, filters, aliases, includes
-	{"commondir", false},       // sends git to another directory's config and hooks
-	{"modules", true},          // submodules' git directories, with their own config and hooks
-	{"worktrees", true},        // linked worktrees' git directories
-	{"config.worktree", false}, // like config, read when extensions.worktreeConfig is on (git sparse-checkout turns it on)
-	{"rebase-merge", true},     // a rebase's todo list: its exec lines run at git rebase --continue
-	{"rebase-apply", true},     // git am and the apply backend of rebase
-	{"sequencer", true},        // cherry-pick and revert: a todo list with exec lines too
-	// The built-in fsmonitor's socket: with core.fsmonitor = true git
-	// connects there and believes what answers about which files changed
-	// (git with the daemon: macOS, Windows, Linux since the inotify
-	// backend); a socket, FIFO or link of the sandbox's must not be there.
-	{"fsmonitor--daemon.ipc", false},
-	{"fsmonitor--daemon", true}, // the daemon's cookie files, which it makes and removes there
-	// Remotes git reads when the configuration has none of that name:
-	// their URL is where a plain git push goes, and a push to a
-	// repository on a path runs that repository's hooks.
-	{"remotes", true},
-	{"branches", true},
-}
 
 // A hold is a path to keep read-only. One that exists is bound read-only
 // and the directories on its way pinned; a missing one's first missing

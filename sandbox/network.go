@@ -36,18 +36,6 @@ const (
 	CredentialProxy Proxy = "credential proxy"
 )
 
-// credentialVars hold a login Claude Code would use. With the credential
-// proxy none of them enters: Claude gets the proxy and a session token.
-var credentialVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL"}
-
-// cloudVars switch Claude Code to a cloud provider, whose credentials the
-// proxy does not handle.
-var cloudVars = []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"}
-
-// claudeHosts are what Claude Code itself needs when its login is inside the
-// sandbox (credentials = inside, or no login yet): the API and the login flow.
-var claudeHosts = []string{"api.anthropic.com", "console.anthropic.com", "platform.claude.com", "claude.ai"}
-
 // CheckCredentialMode refuses a launch whose environment the credential
 // proxy cannot serve.
 func CheckCredentialMode(c *Conf, env launchenv.Env) error {
