@@ -420,3 +420,14 @@ var cloudVars = []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "C
 // claudeHosts are what Claude Code itself needs when its login is inside the
 // sandbox (credentials = inside, or no login yet): the API and the login flow.
 var claudeHosts = []string{"api.anthropic.com", "console.anthropic.com", "platform.claude.com", "claude.ai"}
+
+// The proxy variables the launcher sets or drops. proxyVars name its
+// egress proxy in allowlist mode, whatever the caller's held; allProxyVars
+// are dropped there, since the proxy speaks HTTP and a SOCKS ALL_PROXY
+// from the caller would only fail; noProxyVars keep loopback from any
+// proxy.
+var (
+	proxyVars    = []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}
+	allProxyVars = []string{"ALL_PROXY", "all_proxy"}
+	noProxyVars  = []string{"NO_PROXY", "no_proxy"}
+)
