@@ -14,9 +14,10 @@ import (
 
 // DerivedProtect: some files that run code outside the sandbox are named
 // by other files, a dev container's Dockerfile and compose files by
-// devcontainer.json. DerivedProtect reads those (all of them protected themselves, so the
-// model cannot have changed them) and returns the workspace-relative paths
-// to protect as well. What git's files name is found by protectGit.
+// devcontainer.json. DerivedProtect reads those (all of them protected
+// themselves, so the model cannot have changed them) and returns the
+// workspace-relative paths to protect as well. What git's files name is
+// found by protectGit.
 func DerivedProtect(ws string) ([]string, error) {
 	var out []string
 	configs := []string{filepath.Join(ws, ".devcontainer.json"), filepath.Join(ws, ".devcontainer", "devcontainer.json")}

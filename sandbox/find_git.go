@@ -18,10 +18,11 @@ import (
 // it enters every repository of the workspace: the top-level one, nested
 // clones, submodules, linked worktrees (ADR 0015). What the sandbox could
 // write of that is held here: in every git directory the entries of
-// gitDirEntries (lists.go), and around them the files their configuration (and the system's and the
-// user's) names. What cannot be held by a mount, because it is missing, is
-// a name rule (namerule.InDir) the warden enforces. This file finds the
-// git directories; find_gitconfig.go reads what their configuration names.
+// gitDirEntries (lists.go), and around them the files their configuration
+// (and the system's and the user's) names. What cannot be held by a mount,
+// because it is missing, is a name rule (namerule.InDir) the warden
+// enforces. This file finds the git directories; find_gitconfig.go reads
+// what their configuration names.
 
 // gitDir is a git directory git outside could use, with the working trees
 // it is used from (relative hooksPath values and command paths are taken

@@ -40,7 +40,7 @@ const whyClaudeSettings = "a Claude Code started outside the sandbox obeys its e
 // session's own (not durable) tasks work (scheduled_tasks_live).
 const whyScheduledTasks = "a Claude Code started outside the sandbox puts the tasks there to the model as prompts nobody typed: a missed one at its start, a recurring one whenever due"
 
-// OutsideNames: git treats any directory holding a ".git" as a repository
+// outsideNames: git treats any directory holding a ".git" as a repository
 // and runs what its configuration and hooks name, whenever the editor, a
 // shell prompt or the user runs git there or in a repository that has it as
 // a submodule. So no ".git" can appear in the workspace during a session:
@@ -213,16 +213,6 @@ var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/l
 // system, so they can never be the workspace themselves.
 var notWorkspaces = []string{"/", "/var", "/home", "/root", "/tmp", "/var/tmp", "/workspaces", "/mnt", "/media", "/opt", "/srv"}
 
-// homeGuards are the directories of a home that decide how the next shell,
-// login or Claude session starts. With the files directly in a home (its rc
-// and config files: .bashrc, .profile, .gitconfig, .claude.json, ...) no key
-// makes them writable.
-var homeGuards = []string{".ssh", ".config", ".local/bin", ".claude", layout.UserCache}
-
-// claudeHome are the home paths the sandbox binds itself: a sandbox-cache
-// may not hide them.
-var claudeHome = []string{".claude", ".claude.json", ".local/bin/claude"}
-
 // codeRoots are where, outside the homes, software and the caches builds
 // draw from live by convention. /usr and the other system directories are
 // refused as such.
@@ -341,6 +331,16 @@ var gitConfigCarried = []struct {
 
 // forgeHome are the forge CLIs' credential stores, dropped from share-home by no-forge.
 var forgeHome = []string{".config/gh", ".config/glab-cli"}
+
+// homeGuards are the directories of a home that decide how the next shell,
+// login or Claude session starts. With the files directly in a home (its rc
+// and config files: .bashrc, .profile, .gitconfig, .claude.json, ...) no key
+// makes them writable.
+var homeGuards = []string{".ssh", ".config", ".local/bin", ".claude", layout.UserCache}
+
+// claudeHome are the home paths the sandbox binds itself: a sandbox-cache
+// may not hide them.
+var claudeHome = []string{".claude", ".claude.json", ".local/bin/claude"}
 
 // The environment: what passes from the caller, what never does, what
 // the launcher sets, and the login's variables and hosts.
