@@ -141,10 +141,10 @@ func argvCmd(fs *flag.FlagSet, e env) func([]string) int {
 		// configuration says, which a session chose: each line is escaped,
 		// so an element or a rule stays one line.
 		stdout, stderr := e.stdout, e.stderr
-		for _, r := range pr.Plan.NameRules {
+		for _, r := range pr.Plan.NameRules.Dirs {
 			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: in %s the sandbox may not create or write %s: %s", r.Dir, strings.Join(r.Names, ", "), r.Why)))
 		}
-		for _, r := range pr.Plan.PathRules {
+		for _, r := range pr.Plan.NameRules.Paths {
 			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: %s is missing; should it appear, the sandbox may not write in it: %s", r.Path, r.Why)))
 		}
 		for _, f := range pr.Plan.CommandFiles {

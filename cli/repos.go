@@ -26,12 +26,12 @@ func workspaceStore(name string, paths host.Paths, e env) (store gitstore.Store,
 		launcher.PrintRefusal(e.stderr, err)
 		return store, nil, false
 	}
-	store = gitstore.Store{Dir: pr.Plan.GitStore, Binds: map[string]string{}}
+	store = gitstore.Store{Dir: pr.Plan.NameRules.GitStore.Dir, Binds: map[string]string{}}
 	for _, m := range pr.Plan.Mounts {
 		switch {
 		case m.Rule == sandbox.RuleWorkspace || m.Rule == sandbox.RuleAllowWrite:
 			roots = append(roots, m.Dest)
-		case m.Rule == sandbox.RuleGitStore && m.Op == sandbox.OpBind && m.Source != pr.Plan.GitStore:
+		case m.Rule == sandbox.RuleGitStore && m.Op == sandbox.OpBind && m.Source != store.Dir:
 			store.Binds[m.Dest] = m.Source
 		}
 	}

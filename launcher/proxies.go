@@ -69,16 +69,9 @@ func newServices(pr *Prepared, authL net.Listener, conns connBounds, stderr io.W
 			Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr,
 		}}
 	}
-	// The plan states the name rules in the warden's own types.
-	s.rules.Outside, s.rules.Dirs, s.rules.Paths = pr.Plan.OutsideNames, pr.Plan.NameRules, pr.Plan.PathRules
-	s.rules.InNamedDirs, s.rules.InsideOnly, s.rules.CopyThrough = pr.Plan.InNamedDirs, pr.Plan.InsideOnly, pr.Plan.CopyThrough
-	s.rules.Checkouts, s.rules.CheckoutNames = pr.Plan.Checkouts, pr.Plan.CheckoutNames
-	s.rules.GitDirs, s.rules.Workspace = pr.Plan.GitDirs, pr.Plan.Workspace
-	if pr.Plan.GitStore != "" {
-		s.rules.GitStore = &warden.GitStore{Dir: pr.Plan.GitStore, Inside: layout.InsideGitStore}
-	}
-	s.rules.PrivateNetwork = pr.Plan.PrivateNetwork()
-	s.rules.Siblings = pr.Siblings
+	// The plan's rules on names reach the warden as the one value it
+	// states them in; what init reports of the sandbox comes later.
+	s.rules = warden.Rules{Rules: pr.Plan.NameRules, Siblings: pr.Siblings, Workspace: pr.Plan.Workspace}
 	s.refused = &egress.Log{Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

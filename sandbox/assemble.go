@@ -55,8 +55,9 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 	}
 	p.Env = append(p.Env, launcherEnv(c, l)...)
 	p.Env = append(p.Env, backgroundEnv(l)...)
-	p.OutsideNames = outsideNames
-	p.InNamedDirs = namedDirs()
+	p.NameRules.Outside = outsideNames
+	p.NameRules.InNamedDirs = namedDirs()
+	p.NameRules.PrivateNetwork = p.privateNetwork()
 	p.Claude = ClaudeCommand(filepath.Join(l.Home, ".local/bin/claude"), l.Args)
 	if l.Background != nil && l.Background.Service {
 		// Claude Code's own service, as Claude Code starts it on demand: a
@@ -73,10 +74,10 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 // there, so git outside, which finds a ".git" link leading nowhere, never
 // obeys what the session wrote into it.
 func (p *Plan) gitStore(l Launch, r *Resolved) {
-	p.GitStore = StateDir(l.Home, r.workspace, "git")
-	p.add(OpBind, p.GitStore, layout.InsideGitStore, RuleGitStore,
+	p.NameRules.GitStore = &namerule.GitStore{Dir: StateDir(l.Home, r.workspace, "git"), Inside: layout.InsideGitStore}
+	p.add(OpBind, p.NameRules.GitStore.Dir, layout.InsideGitStore, RuleGitStore,
 		"the git directories of repositories made during the workspace's sessions: a .git made where the outside sees it is a link here, a path that exists only inside, so git outside finds no repository there (ADR 0034)")
-	p.InsideOnly = append(p.InsideOnly, layout.InsideGitStore)
+	p.NameRules.InsideOnly = append(p.NameRules.InsideOnly, layout.InsideGitStore)
 }
 
 // background adds, for a launch of background sessions, the directory of
@@ -129,6 +130,17 @@ func namespaces(c *Conf) []Namespace {
 		ns = append(ns, Namespace{UnshareNet, "network = allowlist: loopback only, and the launcher's egress proxy the one way out"})
 	}
 	return ns
+}
+
+// privateNetwork reports whether the sandbox has a network namespace of
+// its own: then every abstract unix socket name it sees is its own.
+func (p *Plan) privateNetwork() bool {
+	for _, ns := range p.Namespaces {
+		if ns.Unshare == UnshareNet {
+			return true
+		}
+	}
+	return false
 }
 
 // system adds the system's part: the host read-only, new /dev and /proc,
@@ -227,37 +239,20 @@ func (p *Plan) writable(c *Conf, r *Resolved) {
 			p.add(OpRoBind, m.path, m.path, RuleProtected, m.why)
 		case storeBind:
 			p.add(OpBind, m.source, m.path, RuleGitStore, m.why)
-			p.InsideOnly = append(p.InsideOnly, m.path)
+			p.NameRules.InsideOnly = append(p.NameRules.InsideOnly, m.path)
 			if filepath.Base(m.source) == claudeWorktreesStore {
-				p.Checkouts = append(p.Checkouts, m.path)
-				p.CheckoutNames = repositoryNames()
+				p.NameRules.Checkouts = append(p.NameRules.Checkouts, m.path)
+				p.NameRules.CheckoutNames = repositoryNames()
 			}
 		case storeCopy:
 			p.add(OpBind, m.source, m.path, RuleGitStore, m.why)
 			p.add(OpRoBind, m.source+launchCopy, layout.InsideRepoConfig, RuleGitStore,
 				"the repository's configuration as this launch read it, for verify: inside, the repository's own name leads to the sandbox's copy")
-			p.CopyThrough = append(p.CopyThrough, namerule.CopyThrough{Dir: filepath.Dir(m.path), Name: filepath.Base(m.path), Store: m.source, Launch: m.source + launchCopy})
+			p.NameRules.CopyThrough = append(p.NameRules.CopyThrough, namerule.CopyThrough{Dir: filepath.Dir(m.path), Name: filepath.Base(m.path), Store: m.source, Launch: m.source + launchCopy})
 		}
 	}
-	p.NameRules, p.PathRules, p.GitDirs = r.nameRules, r.pathRules, r.gitDirs
+	p.NameRules.Dirs, p.NameRules.Paths, p.NameRules.GitDirs = r.nameRules, r.pathRules, r.gitDirs
 }
-
-// launcherVars are the variables the launcher sets whatever the caller's
-// environment holds, last; no conf line can pass them (neverPassed).
-var launcherVars = []struct {
-	name, why string
-	value     func(c *Conf, l Launch) string
-}{
-	{"HOME", whyPasswd, func(_ *Conf, l Launch) string { return l.Home }},
-	{"USER", whyPasswd, func(_ *Conf, l Launch) string { return l.User }},
-	{"LOGNAME", whyPasswd, func(_ *Conf, l Launch) string { return l.User }},
-	{"SHELL", whyPasswd, func(_ *Conf, l Launch) string { return l.Shell }},
-	{"PATH", "the system's directories, then append-path, then ~/.local/bin, then $VIRTUAL_ENV/bin: appended, never prepended", launchPath},
-	{"IS_SANDBOX", "Claude Code accepts --dangerously-skip-permissions from root only with it", func(*Conf, Launch) string { return "1" }},
-	{"DISABLE_AUTOUPDATER", "the real binary is read-only inside and updated by the install, not by a session", func(*Conf, Launch) string { return "1" }},
-}
-
-const whyPasswd = "from the passwd database, never from the caller"
 
 func launcherEnv(c *Conf, l Launch) []EnvVar {
 	out := make([]EnvVar, 0, len(launcherVars))

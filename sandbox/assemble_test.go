@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
+	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -371,5 +373,42 @@ func TestDoubledVariable(t *testing.T) {
 	}
 	if got["VIRTUAL_ENV"] != "/a/venv" || !strings.HasSuffix(got["PATH"], ":/a/venv/bin") || got["TERM"] != "xterm" {
 		t.Errorf("VIRTUAL_ENV=%q, PATH=%q, TERM=%q; want the first definitions, /a/venv with /a/venv/bin last on PATH, and xterm", got["VIRTUAL_ENV"], got["PATH"], got["TERM"])
+	}
+}
+
+// TestAssembleNameRules: the plan states every rule on names in its one
+// value: the outside names and named directories of every workspace, the
+// name and path rules and git directories Resolve found, the git store
+// and the mounts only the sandbox sees (a checkout's with the repository
+// names), the copy bound through, and whether abstract socket names are
+// the sandbox's own (a network namespace of its own: allowlist mode).
+func TestAssembleNameRules(t *testing.T) {
+	r := testResolved()
+	r.nameRules = []namerule.InDir{{Dir: "/nonexistent/w/tools", Names: []string{"toolchain"}, Why: "a selector"}}
+	r.pathRules = []namerule.Path{{Path: "/nonexistent/w/.vscode", Why: "a protected path"}}
+	r.gitDirs = []namerule.GitDir{{Dir: "/nonexistent/w/.git", Tops: []string{"/nonexistent/w"}}}
+	checkouts := StateDir("/nonexistent/home/u", "/nonexistent/w", claudeWorktreesStore)
+	r.held = []mount{
+		{path: "/nonexistent/w/.claude/worktrees", kind: storeBind, why: whyClaudeWorktrees, source: checkouts},
+		{path: "/nonexistent/w/.git/config", kind: storeCopy, why: whyConfigCopy, source: "/nonexistent/store/config"},
+	}
+	got := Assemble(testConf(t, ""), SessionEnv{}, testLaunch(), r).NameRules
+	want := namerule.Rules{
+		Outside:     outsideNames,
+		Dirs:        r.nameRules,
+		Paths:       r.pathRules,
+		InNamedDirs: namedDirs(),
+		GitDirs:     r.gitDirs,
+		GitStore:    &namerule.GitStore{Dir: StateDir("/nonexistent/home/u", "/nonexistent/w", "git"), Inside: layout.InsideGitStore},
+		InsideOnly:  []string{layout.InsideGitStore, "/nonexistent/w/.claude/worktrees"},
+		Checkouts:   []string{"/nonexistent/w/.claude/worktrees"}, CheckoutNames: repositoryNames(),
+		CopyThrough:    []namerule.CopyThrough{{Dir: "/nonexistent/w/.git", Name: "config", Store: "/nonexistent/store/config", Launch: "/nonexistent/store/config" + launchCopy}},
+		PrivateNetwork: true,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the plan's rules on names (-want +got):\n%s", diff)
+	}
+	if Assemble(testConf(t, "network = open\n"), SessionEnv{}, testLaunch(), testResolved()).NameRules.PrivateNetwork {
+		t.Error("network = open: the plan says the abstract socket names are the sandbox's own")
 	}
 }

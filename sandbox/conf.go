@@ -1,11 +1,23 @@
 // Package sandbox turns the admin's configuration and the facts of one launch
 // into the plan (plan.go) that confines Claude Code: the bubblewrap argv
 // rendered from it (bwrap.go) and the seccomp filter (seccomp.go). It
-// changes nothing: Resolve (resolve.go) reads the conf's paths and the shape
-// of the file system (which protected paths exist, where symlinks lead);
-// the facts about the user and the host arrive in a Launch value; Assemble
-// (assemble.go) puts the mounts and the environment together from those,
-// reading nothing. The policy's lists are in policy.go and env.go.
+// changes nothing. Resolve (resolve.go) reads the conf's paths and the shape
+// of the file system through the readers, one file each by what they find
+// to hold (find_*.go: the one walk for repositories and toolchain files,
+// git's directories and what their configuration names, other
+// version-control systems, toolchain selectors, dev container files,
+// command files and the directories commands load modules from), which
+// hand it holds (hold.go) that the protections turn into mounts and name
+// rules (protect.go); the facts about the user and the host arrive in a
+// Launch value; Assemble (assemble.go) puts the mounts and the environment
+// together from those, reading nothing. The policy's lists are in
+// lists.go: what it protects, hides, passes and carries, and what its
+// readers look for; two tables are their own files, the seccomp filter's
+// (seccomp.go) and the conf's schema (confkeys.go). The lists it takes
+// from the packages that read a format are there: the git variables that
+// run a program (gitconfig), the shells, interpreters and wrappers a
+// command line is read through (internal/shellcmd), the hosts of each
+// allow-preset (internal/hostaddr).
 package sandbox
 
 import (

@@ -36,18 +36,6 @@ const (
 	CredentialProxy Proxy = "credential proxy"
 )
 
-// credentialVars hold a login Claude Code would use. With the credential
-// proxy none of them enters: Claude gets the proxy and a session token.
-var credentialVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL"}
-
-// cloudVars switch Claude Code to a cloud provider, whose credentials the
-// proxy does not handle.
-var cloudVars = []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"}
-
-// claudeHosts are what Claude Code itself needs when its login is inside the
-// sandbox (credentials = inside, or no login yet): the API and the login flow.
-var claudeHosts = []string{"api.anthropic.com", "console.anthropic.com", "platform.claude.com", "claude.ai"}
-
 // CheckCredentialMode refuses a launch whose environment the credential
 // proxy cannot serve.
 func CheckCredentialMode(c *Conf, env launchenv.Env) error {
@@ -142,13 +130,13 @@ func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar, credentials b
 		return nil
 	}
 	proxy := "http://" + EgressProxyAddr
-	for _, n := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
+	for _, n := range proxyVars {
 		env[n] = launcherVar(n, proxy, "the launcher's egress proxy, the one way out")
 	}
-	// The proxy speaks HTTP; a SOCKS ALL_PROXY from the caller would only fail.
-	delete(env, "ALL_PROXY")
-	delete(env, "all_proxy")
-	for _, n := range []string{"NO_PROXY", "no_proxy"} {
+	for _, n := range allProxyVars {
+		delete(env, n)
+	}
+	for _, n := range noProxyVars {
 		env[n] = launcherVar(n, "127.0.0.1,localhost,::1", "the sandbox's own loopback, where no proxy is needed")
 	}
 	env["NODE_USE_ENV_PROXY"] = launcherVar("NODE_USE_ENV_PROXY", "1", "Node 24's fetch honours the proxy variables only when asked to")
@@ -164,7 +152,7 @@ func network(plan *Plan, c *Conf, l Launch, env map[string]EnvVar, credentials b
 // launcher's credential proxy on loopback, in open mode.
 func noProxyLoopback(env map[string]EnvVar) {
 	const why = "the caller's proxy must not be asked for the credential proxy on loopback"
-	for _, n := range []string{"NO_PROXY", "no_proxy"} {
+	for _, n := range noProxyVars {
 		old, ok := env[n]
 		switch {
 		case !ok || old.Value == "":

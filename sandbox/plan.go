@@ -33,49 +33,19 @@ type Plan struct {
 	Claude  []string // the command init execs
 	// Made is what the launcher makes outside before bwrap starts.
 	Made
-	// GitStore is the workspace's git store outside (ADR 0034): a ".git"
-	// the session makes where the outside sees it is made there, and the
-	// name becomes a link to the store's path inside.
-	GitStore string
-	// InsideOnly are the paths inside where the git store is bound: what
-	// the sandbox makes directly in them no program outside finds, so the
-	// warden holds no outside name or named directory's rule there.
-	InsideOnly []string
-	// Checkouts are those of InsideOnly where the git store holds Claude
-	// Code's checkouts (the workspace's .claude/worktrees/): working trees
-	// a user or a shell prompt may enter outside. There, as where the
-	// outside sees, a ".git" made is made in the git store and every
-	// other repository name (CheckoutNames, in every spelling) is refused;
-	// the other outside names a repository's checkout carries are not.
-	Checkouts     []string
-	CheckoutNames []string
-	// CopyThrough are the names a copy in the git store is bound on, which
-	// the sandbox may write, a new version renamed over it copied in (ADR
-	// 0034).
-	CopyThrough []namerule.CopyThrough
 	// Listen are the sockets init opens inside the sandbox's network
 	// namespace for the launcher's proxies: the egress proxy, then the
 	// credential proxy. Empty in open mode.
 	Listen []Listener
 	Egress *hostaddr.Allowlist // what the egress proxy lets through; nil in open mode
-	// NameRules are names the sandbox may not create or write in a
-	// directory, because a program outside would obey a file of that name
-	// there (ADR 0014); PathRules are the protected paths missing at launch.
-	NameRules []namerule.InDir
-	PathRules []namerule.Path
-	// GitDirs are the git directories the outside sees and the sandbox
-	// writes, found at launch, with their working trees: an index renamed
-	// into place there is checked first (ADR 0038).
-	GitDirs []namerule.GitDir
-	// InNamedDirs are names refused, with everything below them, in every
-	// directory of a given name the outside sees, whenever it appeared (a
-	// repository or a .claude directory made outside during the session
-	// too).
-	InNamedDirs []namerule.InNamedDir
-	// OutsideNames are never created where the outside can see them, and
-	// Private are the sandbox's own file systems, where they may be.
-	OutsideNames []namerule.Outside
-	Private      []string
+	// NameRules are every rule on names the warden enforces for this
+	// sandbox: names a program outside would obey where it sees them (ADR
+	// 0014), the protected paths missing at launch, the git store's part
+	// (ADR 0034). The launcher hands them to the warden as this one value.
+	NameRules namerule.Rules
+	// Private are the sandbox's own file systems, where the outside names
+	// may be made: init reports them to the warden by device number.
+	Private []string
 }
 
 // Made is what a launch makes outside before bwrap starts, for the mounts
@@ -228,15 +198,4 @@ func (p *Plan) Explain() []string {
 		out = append(out, fmt.Sprintf("env %s %s=%s: %s", v.Source, v.Name, v.Shown, v.Why))
 	}
 	return append(out, p.Seccomp.Explain()...)
-}
-
-// PrivateNetwork reports whether the sandbox has a network namespace of its
-// own: then every abstract unix socket name it sees is its own.
-func (p *Plan) PrivateNetwork() bool {
-	for _, ns := range p.Namespaces {
-		if ns.Unshare == UnshareNet {
-			return true
-		}
-	}
-	return false
 }

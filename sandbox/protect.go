@@ -237,6 +237,41 @@ func pathRules(mounts []mount, missing []missingName) []namerule.Path {
 	return out
 }
 
+// nameRules groups the names the sandbox may not create by directory and
+// reason, in a stable order. Names in a directory that a read-only mount
+// already holds need no rule; a name that a mount holds still does,
+// because a program outside may replace or remove what is there during the
+// session, and with it the mount.
+func nameRules(mounts []mount, missing []missingName) []namerule.InDir {
+	type key struct{ dir, why string }
+	names := map[key][]string{}
+	var keys []key
+	for _, m := range missing {
+		if m.dir == "" || heldBy(mounts, m.dir) {
+			continue
+		}
+		k := key{m.dir, m.why}
+		if _, ok := names[k]; !ok {
+			keys = append(keys, k)
+		}
+		if !contains(names[k], m.name) {
+			names[k] = append(names[k], m.name)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].dir != keys[j].dir {
+			return keys[i].dir < keys[j].dir
+		}
+		return keys[i].why < keys[j].why
+	})
+	out := make([]namerule.InDir, 0, len(keys))
+	for _, k := range keys {
+		sort.Strings(names[k])
+		out = append(out, namerule.InDir{Dir: k.dir, Names: names[k], Why: k.why})
+	}
+	return out
+}
+
 // whyOr is a hold's reason, or the protected paths' own.
 func whyOr(why string) string {
 	if why != "" {

@@ -20,35 +20,6 @@ import (
 // repository or an environment) is accepted under allow-write-executable,
 // the admin's written acknowledgement of that risk.
 
-// homeGuards are the directories of a home that decide how the next shell,
-// login or Claude session starts. With the files directly in a home (its rc
-// and config files: .bashrc, .profile, .gitconfig, .claude.json, ...) no key
-// makes them writable.
-var homeGuards = []string{".ssh", ".config", ".local/bin", ".claude", layout.UserCache}
-
-// claudeHome are the home paths the sandbox binds itself: a sandbox-cache
-// may not hide them.
-var claudeHome = []string{".claude", ".claude.json", ".local/bin/claude"}
-
-// codeRoots are where, outside the homes, software and the caches builds
-// draw from live by convention. /usr and the other system directories are
-// refused as such.
-var codeRoots = []struct{ dir, what string }{
-	{"/opt", "holds installed software and toolchains"},
-	{"/go", "is the Go images' GOPATH, modules and installed commands"},
-	{"/nix", "is the Nix store"},
-	{"/snap", "holds snap packages"},
-	{"/var/cache", "holds shared package and build caches"},
-}
-
-// envMarkers mark a directory whose contents run when it is used: found at
-// an allow-write path or above it, they make it code-feeding.
-var envMarkers = []struct{ name, what string }{
-	{".git", "the git repository"},
-	{"pyvenv.cfg", "the Python virtual environment"},
-	{"conda-meta", "the conda environment"},
-}
-
 // writeCheck holds what an allow-write line is checked against.
 type writeCheck struct {
 	ws, home    string

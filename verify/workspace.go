@@ -89,7 +89,7 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 		}
 		pins++
 	}
-	for _, r := range f.launch.plan.PathRules {
+	for _, r := range f.launch.plan.NameRules.Paths {
 		if err := wardenRefuses(r.Path); err != nil {
 			return "", fmt.Errorf("protected %s, missing at launch: %w", strings.TrimPrefix(r.Path, ws+"/"), err)
 		}
@@ -109,7 +109,7 @@ func appearedLater(plan *sandbox.Plan, m sandbox.Mount) bool {
 	if m.Dest == layout.InsideRepoConfig {
 		// The repository's configuration as the launch read it: there was
 		// none to read if the repository came later.
-		return len(plan.CopyThrough) > 0 && madeDuringSession(plan.CopyThrough[0].Dir)
+		return len(plan.NameRules.CopyThrough) > 0 && madeDuringSession(plan.NameRules.CopyThrough[0].Dir)
 	}
 	if madeDuringSession(m.Dest) {
 		return true

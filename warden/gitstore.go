@@ -12,13 +12,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// gitStore is a GitStore with its directory held open.
+// gitStore is a namerule.GitStore with its directory held open.
 type gitStore struct {
-	GitStore
+	namerule.GitStore
 	fd int // O_PATH
 }
 
-func openGitStore(s GitStore) (*gitStore, error) {
+func openGitStore(s namerule.GitStore) (*gitStore, error) {
 	if !filepath.IsAbs(s.Inside) || filepath.Clean(s.Inside) != s.Inside {
 		return nil, fmt.Errorf("warden: the git store's inside path %q is not absolute and clean", s.Inside)
 	}

@@ -47,12 +47,12 @@ func indexWardenCase(t *testing.T) (ws string, w *Warden, index []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err = New(-1, Rules{
+	w, err = New(-1, Rules{Rules: namerule.Rules{
 		Outside:     []namerule.Outside{{Name: ".git", Why: "outside"}, {Name: ".envrc", Why: "direnv runs it"}},
 		InNamedDirs: []namerule.InNamedDir{{Dir: ".claude", Names: []string{"settings.local.json"}, Why: "claude settings"}},
 		Dirs:        []namerule.InDir{{Dir: filepath.Join(ws, "tools"), Names: []string{"toolchain"}, Why: "a toolchain selector"}},
 		Paths:       []namerule.Path{{Path: filepath.Join(ws, "ok", "held"), Why: "a protected path"}},
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -243,10 +243,10 @@ func TestRefuse(t *testing.T) {
 	if err := unix.Stat(private, &pst); err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(-1, Rules{
+	w, err := New(-1, Rules{Rules: namerule.Rules{
 		Outside: []namerule.Outside{{Name: ".git", Why: "outside"}},
 		Dirs:    []namerule.InDir{{Dir: gitdir, Names: []string{"config.worktree"}, Why: "git reads it"}},
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestRefuse(t *testing.T) {
 	if _, errno := w.refuse(openPath(t, filepath.Join(ws, ".GIT")), "COMMONDIR", false); errno != unix.EROFS {
 		t.Errorf("refuse(.GIT/COMMONDIR) = %v, want EROFS", errno)
 	}
-	if _, err := New(-1, Rules{Dirs: []namerule.InDir{{Dir: filepath.Join(ws, "missing")}}}); err == nil {
+	if _, err := New(-1, Rules{Rules: namerule.Rules{Dirs: []namerule.InDir{{Dir: filepath.Join(ws, "missing")}}}}); err == nil {
 		t.Error("a rule for a missing directory was accepted")
 	}
 }

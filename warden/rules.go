@@ -15,11 +15,10 @@ import (
 // What the warden refuses: the rules a launcher gives New, and the checks
 // every operation makes on the name it is about to make or write.
 
-// Rules are what the warden refuses.
+// Rules are what the warden refuses: the plan's rules on names, as the
+// plan states them, and what the launch learns of the sandbox it started.
 type Rules struct {
-	// Outside names are refused in every directory the outside can see:
-	// every file system but the sandbox's own.
-	Outside []namerule.Outside
+	namerule.Rules
 	// Private are the sandbox's own file systems (its tmpfs mounts), given
 	// by device number: what is made there vanishes with the session.
 	Private []uint64
@@ -27,18 +26,6 @@ type Rules struct {
 	// grants (LockFiles): a call that lands there may go on in the kernel,
 	// which refuses it anywhere else (ADR 0040).
 	Locked []uint64
-	Dirs   []namerule.InDir
-	Paths  []namerule.Path
-	// InNamedDirs are names refused, with everything below them, in every
-	// directory of a given name the outside sees, whenever it appeared:
-	// git outside obeys a ".git" directory's config and hooks in any
-	// repository, also one made outside during the session.
-	InNamedDirs []namerule.InNamedDir
-	// PrivateNetwork says the sandbox has a network namespace of its own
-	// (network = allowlist): every abstract unix socket name in it is the
-	// sandbox's. Otherwise it shares the container's abstract names, and
-	// the warden refuses them.
-	PrivateNetwork bool
 	// Helper is the launcher's end of the socket helper's connection
 	// (helper.go), nil without one; AbstractScoped says Landlock confines
 	// the helper, and the whole sandbox, to its own abstract sockets.
@@ -47,42 +34,9 @@ type Rules struct {
 	// Siblings, when set, are the directories the sandboxes of one user
 	// and workspace share for Claude Code's background service (ADR 0026).
 	Siblings *Siblings
-	// GitStore, when set, is where a new ".git" is made instead of where
-	// the outside sees it (ADR 0034).
-	GitStore *GitStore
-	// InsideOnly are paths inside where the git store is bound (ADR 0034):
-	// directly on those mounts, as on the sandbox's own file systems, no
-	// outside name and no named directory's rule applies.
-	InsideOnly []string
-	// Checkouts are those of InsideOnly where the git store holds working
-	// trees a user or a shell prompt may enter outside (Claude Code's
-	// checkouts): directly on those mounts a ".git" is made in the git
-	// store and the CheckoutNames are refused in every spelling, as where
-	// the outside sees; the other outside names are not.
-	Checkouts     []string
-	CheckoutNames []string
-	// CopyThrough are names of Dirs a copy in the git store is bound on
-	// (ADR 0034): the sandbox may write them while they are that copy.
-	CopyThrough []namerule.CopyThrough
-	// GitDirs are the git directories the outside sees that the launch
-	// found, with their working trees: an index is made there only by a
-	// rename the warden checks, as in every directory named .git (ADR
-	// 0038).
-	GitDirs []namerule.GitDir
 	// Workspace is the workspace's path inside, which the counts of calls
 	// name (Breakdown); no rule depends on it.
 	Workspace string
-}
-
-// A GitStore is the workspace's directory of git directories made during
-// its sessions: Dir outside, bound at Inside in the sandbox. A ".git"
-// directory or file the sandbox makes where the outside can see it is made
-// in Dir under a new name, and the ".git" is a link to that name under
-// Inside: inside, git follows it; outside, the link leads nowhere, and git
-// looks for a repository further up as if the directory were a plain one.
-type GitStore struct {
-	Dir    string
-	Inside string
 }
 
 type fileID struct{ dev, ino uint64 }

@@ -58,7 +58,7 @@ var environOutsideDoor = map[string]string{
 	"features/packaging/cli.go":                "the feature's build: the environment given to the devcontainer CLI",
 	"magefiles/targets/targets.go":             "the build's targets: the environment given to go build",
 	"sandbox/conf.go":                          "parses the conf file's key = value lines, not an environment",
-	"sandbox/derived.go":                       "reads assignments in command files (NAME=value words of a shell line), not an environment",
+	"sandbox/find_commands.go":                 "reads assignments in command files (NAME=value words of a shell line), not an environment",
 	"internal/shellcmd/shellcmd.go":            "parses shell words, whose NAME=value assignments are a command's, not the launch's",
 	"gitconfig/keys.go":                        "parses git configuration values",
 	"warden/index.go":                          "parses a key=value file of the warden's own",

@@ -8,34 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Mercurial, Sapling and Jujutsu outside the sandbox (a shell prompt's
-// status, an editor's extension) obey their repository's own
-// configuration, as git does: hooks, extensions, commands (ADR 0032). So
-// no such repository may appear during a session, and in one that exists
-// what runs a program, or sends the tool to another repository, is held.
-
-// vcsDirs are the repository directories of version-control systems other
-// than git, and in each what the system reads there that runs a program or
-// leads to another repository. This is the one list: the walk looks for
-// these names, the warden refuses them, and every one found gets its
-// entries held.
-var vcsDirs = []struct {
-	name string
-	// entries are paths in the repository directory; one with a slash
-	// lies below a directory of a name too common to refuse everywhere,
-	// and is held only where the launch finds it.
-	entries []string
-	why     string
-}{
-	// hgrc-not-shared is read besides hgrc in a share; sharedpath makes hg
-	// use another repository's store and, with share-safe, its hgrc.
-	{".hg", []string{"hgrc", "hgrc-not-shared", "sharedpath"}, "Mercurial outside runs the hooks and extensions its configuration there names, or those of the repository sharedpath names"},
-	{".sl", []string{"config", "hgrc", "sharedpath"}, "Sapling outside runs the hooks and extensions its configuration there names, or those of the repository sharedpath names"},
-	// Jujutsu before its secure configuration read the repository's
-	// config.toml there (fix tools, aliases, pager, diff tools); repo is a
-	// file pointing at the main workspace's in a secondary workspace.
-	{".jj", []string{"repo/config.toml"}, "Jujutsu outside runs the commands its repository configuration names (fix tools, aliases, pager, diff tools)"},
-}
+// Other version-control systems' repositories: the names refused, and
+// what is held in each the walk found (vcsDirs, in lists.go, says why).
 
 // vcsOutsideNames are the repository directories of vcsDirs: the sandbox
 // may not make one where the outside sees it, in any case (a

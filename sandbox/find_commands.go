@@ -1,7 +1,7 @@
-// What other files name that runs outside the sandbox: the Dockerfile and
-// compose files of a dev container, and the files Claude Code's settings
-// name in commands (the user's and the project's). The policy holds them
-// read-only. What git's files name is gitprotect.go's.
+// The files Claude Code's settings name in commands (the user's and the
+// project's), which a Claude Code outside the sandbox runs: the policy
+// holds them read-only. What a dev container's files name is
+// find_devcontainer.go's, what git's files name find_gitconfig.go's.
 
 package sandbox
 
@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -18,131 +17,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 	"github.com/claude-sandbox/claude-sandbox/internal/shellcmd"
 	"github.com/tailscale/hujson"
 )
-
-// Some files that run code outside the sandbox are named by other files: a
-// dev container's Dockerfile and compose files by devcontainer.json.
-// DerivedProtect reads those (all of them protected themselves, so the
-// model cannot have changed them) and returns the workspace-relative paths
-// to protect as well. What git's files name is found by protectGit.
-func DerivedProtect(ws string) ([]string, error) {
-	var out []string
-	configs := []string{filepath.Join(ws, ".devcontainer.json"), filepath.Join(ws, ".devcontainer", "devcontainer.json")}
-	more, _ := filepath.Glob(filepath.Join(ws, ".devcontainer", "*", "devcontainer.json"))
-	for _, cfg := range append(configs, more...) {
-		files, err := devcontainerFiles(cfg)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			p := filepath.Clean(filepath.Join(filepath.Dir(cfg), f))
-			if p == ws || !within(ws, p) {
-				continue // outside the workspace it is not writable anyway
-			}
-			rel, _ := filepath.Rel(ws, p)
-			out = append(out, rel)
-		}
-	}
-	return out, nil
-}
-
-// gitdirFile reads the "gitdir: PATH" line of a .git file.
-func gitdirFile(path string) (string, error) {
-	b, err := plainfile.Read(path, workspaceFile)
-	if err != nil {
-		return "", readError(path, err)
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	if !ok || strings.TrimSpace(target) == "" {
-		return "", fmt.Errorf("%s is a file but not a \"gitdir: PATH\" link; the sandbox cannot tell which git directory to protect", path)
-	}
-	return strings.TrimSpace(target), nil
-}
-
-// workspaceFile is how the launch reads a file of the workspace's or of
-// ~/.claude: the sandbox may have left anything there, so a FIFO, a device
-// or a file larger than 4 MiB refuses the launch instead of blocking it
-// or filling its memory (settings, devcontainer.json, git's pointer files
-// are kilobytes). Any owner: a workspace bound from the host may be
-// another uid's. A link is followed, and what it leads to checked the
-// same way: where a link would carry a protection off its path, the
-// policy refuses it with its own reason and fix.
-var workspaceFile = plainfile.Limits{Max: 4 << 20, Owner: plainfile.AnyOwner, FollowLinks: true}
-
-// readFile returns a regular file's content, or nil for a missing file or a
-// directory (a stub another session holds).
-func readFile(path string) ([]byte, error) {
-	b, err := plainfile.Read(path, workspaceFile)
-	if errors.Is(err, fs.ErrNotExist) || plainfile.IsDir(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, readError(path, err)
-	}
-	return b, nil
-}
-
-// readError says in one line why path could not be read.
-func readError(path string, err error) error {
-	var refused *plainfile.Error
-	if errors.As(err, &refused) {
-		return err
-	}
-	return fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
-}
-
-// devcontainerFiles returns the Dockerfile and compose files a
-// devcontainer.json names, relative to its directory. A missing file names
-// nothing; one that does not parse stops the launch, because what it names
-// cannot be known.
-func devcontainerFiles(path string) ([]string, error) {
-	b, err := readFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(string(b)) == "" {
-		return nil, nil
-	}
-	std, err := hujson.Standardize(b)
-	var cfg struct {
-		DockerFile        string `json:"dockerFile"`
-		Build             struct{ Dockerfile string }
-		DockerComposeFile json.RawMessage
-	}
-	if err == nil {
-		err = json.Unmarshal(std, &cfg)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s does not parse (%w); the sandbox protects the files it names, so fix it before starting claude", path, err)
-	}
-	var files []string
-	for _, f := range []string{cfg.DockerFile, cfg.Build.Dockerfile} {
-		if f != "" {
-			files = append(files, f)
-		}
-	}
-	if len(cfg.DockerComposeFile) > 0 {
-		var one string
-		var many []string
-		if json.Unmarshal(cfg.DockerComposeFile, &one) == nil {
-			many = []string{one}
-		} else if err := json.Unmarshal(cfg.DockerComposeFile, &many); err != nil {
-			return nil, fmt.Errorf("%s: dockerComposeFile is neither a string nor a list of strings", path)
-		}
-		files = append(files, many...)
-	}
-	return files, nil
-}
-
-// commandKeys are the settings that name a program Claude Code runs:
-// Claude Code's own list of command-valued settings, less policyHelpers,
-// which only managed settings may set.
-var commandKeys = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "fileSuggestion", "gcpAuthRefresh",
-	"otelHeadersHelper", "processWrapper", "proxyAuthHelper", "statusLine", "subagentStatusLine"}
 
 // ClaudeCommandFiles are the files under ~/.claude that the user's
 // settings, and the home's local settings as a project's, name as
@@ -219,7 +96,7 @@ type settingsCommand struct{ file, line string }
 // runs Python, Perl or Ruby holds the directories it loads modules from
 // first (a Python script's, -I's), and one whose first directory is the
 // workspace's root (python3 -c, -m, a script there; -I.) refuses the
-// launch (importdirs.go). The paths are
+// launch (find_importdirs.go). The paths are
 // workspace-relative and sorted.
 func ProjectCommandFiles(ws string) ([]string, error) {
 	commands, err := claudeSettingsCommands(ws)

@@ -1,3 +1,7 @@
+// The one walk a launch makes of where the sandbox can write, for every
+// repository and toolchain file the readers hold (walkNames), and what it
+// tells of the git store's links.
+
 package sandbox
 
 import (
