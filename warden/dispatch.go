@@ -23,7 +23,7 @@ func (w *Warden) handle(n *notif, r *turn) {
 	}()
 	var c *call
 	for i, k := range callTable {
-		if uintptr(n.nr) == k.nr {
+		if uintptr(n.nr) == k.nr() {
 			c = &callTable[i]
 			break
 		}
