@@ -50,6 +50,7 @@ func errno(e unix.Errno) seccompbpf.Action { return seccompbpf.Errno(e) }
 
 const allow = seccompbpf.Allow
 
+// row is a row of the table, its fields in table order.
 func row(name string, sys seccompbpf.Syscall, when []seccompbpf.ArgCond, action seccompbpf.Action, why string) seccompbpf.Row {
 	return seccompbpf.Row{Name: name, Syscall: sys, When: when, Action: action, Why: why}
 }
