@@ -28,6 +28,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/statusline"
 	"github.com/claude-sandbox/claude-sandbox/verify"
+	"github.com/claude-sandbox/claude-sandbox/warden"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
@@ -75,7 +76,7 @@ func registry() []command {
 		{name: "install", group: admin, summary: "make plain claude resolve to the sandbox: the real Claude Code off PATH, the launcher,\nthe conf, Claude Code's managed settings (docs/installer.md)", flags: installCmd},
 		{name: "uninstall", group: admin, summary: "restore a plain Claude Code install", flags: uninstallCmd},
 		{name: "promote", group: admin, operands: "TARGET", min: 1, max: 1, summary: "give the repository at TARGET sandboxed Claude: /verify-sandbox, the skill, the status\nline, the feature pinned to this version (docs/promote.md)", flags: promoteCmd},
-		{name: "argv", group: diagnostics, operands: "-- CLAUDE-ARGS...", max: -1, dash: true, summary: "print the bwrap argv a launch from here would use, one element per line, or with\n--explain each mount and variable with its rule and why, and the seccomp filter", flags: argvCmd},
+		{name: "argv", group: diagnostics, operands: "-- CLAUDE-ARGS...", max: -1, dash: true, summary: "print the bwrap argv a launch from here would use, one element per line, or with\n--explain each mount and variable with its rule and why, and both seccomp filters", flags: argvCmd},
 		{name: "doctor", group: diagnostics, summary: "check this host and the conf, with a fix for each failure", flags: doctorCmd},
 		{name: "verify", group: diagnostics, summary: "inside the sandbox: probe it, one line per check; the exit status is the number of\nfailures (docs/verify.md)", flags: verifyCmd},
 		{name: "denials", group: diagnostics, summary: "what the allowlist proxy and the warden refused lately", flags: denialsCmd},
@@ -130,7 +131,7 @@ func confFlag(fs *flag.FlagSet, e env) (conf func() host.Paths) {
 
 func argvCmd(fs *flag.FlagSet, e env) func([]string) int {
 	paths := confFlag(fs, e)
-	explain := fs.Bool("explain", false, "each namespace, mount and variable, with the rule that made it and why, and the seccomp filter's rules, instead of the argv")
+	explain := fs.Bool("explain", false, "each namespace, mount and variable, with the rule that made it and why, and the rules of both seccomp filters (the sandbox's, the warden's), instead of the argv")
 	return func(args []string) int {
 		pr, err := launcher.Prepare(paths(), args, e.launchEnv)
 		if err != nil {
@@ -155,7 +156,9 @@ func argvCmd(fs *flag.FlagSet, e env) func([]string) int {
 			fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("claude-sandbox: %s, %s, is missing; a launch creates it empty and read-only", f, what)))
 		}
 		if *explain {
-			for _, line := range pr.Plan.Explain() {
+			// The warden's filter is no part of the plan: init installs it
+			// inside, after bwrap's, for the launcher's warden to answer.
+			for _, line := range append(pr.Plan.Explain(), warden.Filter().Explain()...) {
 				fmt.Fprintln(stdout, termtext.Escape(line))
 			}
 			return 0

@@ -3,17 +3,16 @@ package sandbox
 import (
 	"encoding/binary"
 	"fmt"
-	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/seccompbpf"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
 // The seccomp filter bwrap installs before it runs Claude. It closes what the
 // mount and namespace setup cannot, and it is written as data: the table
 // seccompFilter below, one row per rule (name, syscall, argument condition,
-// action, why), compiled to BPF by internal/seccompbpf. The plan holds it,
+// action, why), in the form of the warden's table (seccompbpf.Table),
+// compiled to BPF by internal/seccompbpf. The plan holds it,
 // `argv --explain` prints it, and docs/policy.md lists the same rows.
 //
 // How a syscall is judged:
@@ -42,190 +41,83 @@ import (
 // argument the rules read is an int, or a flag word whose tested bits are
 // all in the low 32, and the kernel reads them so too.
 
-// SeccompFilter is the sandbox's syscall filter as data: what the plan
-// holds, `argv --explain` prints, and SeccompProgram compiles.
-type SeccompFilter struct {
-	OtherABI  SeccompAction // a call of any other ABI than the native one
-	Rules     []SeccompRule
-	Otherwise SeccompAction // a call no rule decides
-}
+// SeccompFilter is the sandbox's syscall filter as data, in the form the
+// warden's filter takes too (warden.Filter): what the plan holds,
+// `argv --explain` prints, and SeccompProgram compiles.
+type SeccompFilter = seccompbpf.Table
 
-// A SeccompRule is one row of the filter's table.
-type SeccompRule struct {
-	Name    string // docs/policy.md names the rule so
-	Syscall Syscall
-	When    []SeccompCond // all must hold; none: any arguments
-	Action  SeccompAction
-	Why     string
-}
+func errno(e unix.Errno) seccompbpf.Action { return seccompbpf.Errno(e) }
 
-// A Syscall is a system call by its name and native number.
-type Syscall struct {
-	Name string
-	Nr   uint32
-}
+const allow = seccompbpf.Allow
 
-// A SeccompCond tests an argument's low 32 bits, masked first when
-// Mask.Value is not 0.
-type SeccompCond struct {
-	Arg    SyscallArg
-	Mask   SeccompValue
-	Test   seccompbpf.Test
-	Values []SeccompValue
-}
-
-// A SyscallArg is an argument by position and by what it is.
-type SyscallArg struct {
-	N    int
-	Name string
-}
-
-// A SeccompValue is a number the rules use, by the name C gives it.
-type SeccompValue struct {
-	Name  string
-	Value uint32
-}
-
-// SeccompAction is what the filter answers: a SECCOMP_RET_ value.
-type SeccompAction uint32
-
-func errno(e unix.Errno) SeccompAction { return unix.SECCOMP_RET_ERRNO | SeccompAction(e) }
-
-const allow SeccompAction = unix.SECCOMP_RET_ALLOW
-
-func (a SeccompAction) String() string {
-	switch {
-	case a == allow:
-		return "allow"
-	case a&unix.SECCOMP_RET_ACTION_FULL == unix.SECCOMP_RET_ERRNO:
-		return unix.ErrnoName(unix.Errno(a & unix.SECCOMP_RET_DATA))
-	}
-	return fmt.Sprintf("%#x", uint32(a))
-}
-
-func argIs(arg SyscallArg, values ...SeccompValue) SeccompCond {
-	return SeccompCond{Arg: arg, Test: seccompbpf.IsOneOf, Values: values}
-}
-
-func argMaskedIsNot(arg SyscallArg, mask, v SeccompValue) SeccompCond {
-	return SeccompCond{Arg: arg, Mask: mask, Test: seccompbpf.IsNot, Values: []SeccompValue{v}}
-}
-
-func argHasAny(arg SyscallArg, bits SeccompValue) SeccompCond {
-	return SeccompCond{Arg: arg, Test: seccompbpf.HasAny, Values: []SeccompValue{bits}}
+// row is a row of the table, its fields in table order.
+func row(name string, sys seccompbpf.Syscall, when []seccompbpf.ArgCond, action seccompbpf.Action, why string) seccompbpf.Row {
+	return seccompbpf.Row{Name: name, Syscall: sys, When: when, Action: action, Why: why}
 }
 
 // The syscalls, arguments and values the rules name.
 var (
-	sysSocket     = Syscall{"socket", unix.SYS_SOCKET}
-	sysSocketpair = Syscall{"socketpair", unix.SYS_SOCKETPAIR}
+	sysSocket     = seccompbpf.Syscall{Name: "socket", Nr: unix.SYS_SOCKET}
+	sysSocketpair = seccompbpf.Syscall{Name: "socketpair", Nr: unix.SYS_SOCKETPAIR}
 
-	argFamily   = SyscallArg{0, "family"}
-	argType     = SyscallArg{1, "type"}
-	argProtocol = SyscallArg{2, "protocol"}
-	argRequest  = SyscallArg{1, "request"} // ioctl's
-	argFlags    = SyscallArg{0, "flags"}   // unshare's and clone's
+	argFamily   = seccompbpf.Arg{N: 0, Name: "family"}
+	argType     = seccompbpf.Arg{N: 1, Name: "type"}
+	argProtocol = seccompbpf.Arg{N: 2, Name: "protocol"}
+	argRequest  = seccompbpf.Arg{N: 1, Name: "request"} // ioctl's
+	argFlags    = seccompbpf.Arg{N: 0, Name: "flags"}   // unshare's and clone's
 
-	afUnix       = SeccompValue{"AF_UNIX", unix.AF_UNIX}
-	afInet       = SeccompValue{"AF_INET", unix.AF_INET}
-	afInet6      = SeccompValue{"AF_INET6", unix.AF_INET6}
-	afNetlink    = SeccompValue{"AF_NETLINK", unix.AF_NETLINK}
-	netlinkRoute = SeccompValue{"NETLINK_ROUTE", unix.NETLINK_ROUTE}
-	sockPacket   = SeccompValue{"SOCK_PACKET", unix.SOCK_PACKET}
-	sockTypeMask = SeccompValue{"SOCK_TYPE_MASK", 0xf} // the type without SOCK_CLOEXEC, SOCK_NONBLOCK
-	tiocsti      = SeccompValue{"TIOCSTI", unix.TIOCSTI}
-	tioclinux    = SeccompValue{"TIOCLINUX", unix.TIOCLINUX}
-	cloneNewUser = SeccompValue{"CLONE_NEWUSER", unix.CLONE_NEWUSER}
+	afUnix       = seccompbpf.Value{Name: "AF_UNIX", Value: unix.AF_UNIX}
+	afInet       = seccompbpf.Value{Name: "AF_INET", Value: unix.AF_INET}
+	afInet6      = seccompbpf.Value{Name: "AF_INET6", Value: unix.AF_INET6}
+	afNetlink    = seccompbpf.Value{Name: "AF_NETLINK", Value: unix.AF_NETLINK}
+	netlinkRoute = seccompbpf.Value{Name: "NETLINK_ROUTE", Value: unix.NETLINK_ROUTE}
+	sockPacket   = seccompbpf.Value{Name: "SOCK_PACKET", Value: unix.SOCK_PACKET}
+	sockTypeMask = seccompbpf.Value{Name: "SOCK_TYPE_MASK", Value: 0xf} // the type without SOCK_CLOEXEC, SOCK_NONBLOCK
+	tiocsti      = seccompbpf.Value{Name: "TIOCSTI", Value: unix.TIOCSTI}
+	tioclinux    = seccompbpf.Value{Name: "TIOCLINUX", Value: unix.TIOCLINUX}
+	cloneNewUser = seccompbpf.Value{Name: "CLONE_NEWUSER", Value: unix.CLONE_NEWUSER}
 )
 
-var seccompFilter = SeccompFilter{OtherABI: errno(unix.EPERM), Otherwise: allow, Rules: []SeccompRule{
-	{"socket-unix", sysSocket, []SeccompCond{argIs(argFamily, afUnix)}, allow,
-		"the sandbox's own unix sockets: the warden's filter sends every bind, connect and send with an address to the launcher, which lets a unix socket reach only a socket file the sandbox bound, or an abstract name in a network namespace of its own (ADR 0024)"},
-	{"socket-inet", sysSocket, []SeccompCond{argIs(argFamily, afInet, afInet6), argMaskedIsNot(argType, sockTypeMask, sockPacket)}, allow,
-		"the network, which the network namespace and the launcher's proxy confine; any type but SOCK_PACKET, with which AF_INET makes an AF_PACKET socket"},
-	{"socket-netlink-route", sysSocket, []SeccompCond{argIs(argFamily, afNetlink), argIs(argProtocol, netlinkRoute)}, allow,
-		"addresses and routes of the sandbox's own network namespace, read by getaddrinfo (AI_ADDRCONFIG), getifaddrs, Go's net.Interfaces and ip"},
-	{"socket-netlink-other", sysSocket, []SeccompCond{argIs(argFamily, afNetlink)}, errno(unix.EPROTONOSUPPORT),
-		"the other netlink protocols are not needed, and some are not namespaced (audit, uevents, the process connector) or are large attack surfaces (netfilter, xfrm, generic netlink)"},
-	{"socket-other", sysSocket, nil, errno(unix.EAFNOSUPPORT),
-		"every other family: vsock reaches the hypervisor and other VMs outside every network namespace; packet, alg, bluetooth, can, rds, tipc, xdp, kcm and the rest are not needed"},
-	{"socketpair-unix", sysSocketpair, []SeccompCond{argIs(argFamily, afUnix)}, allow,
-		"a connected pair reaches nothing outside, and shells and runtimes use it"},
-	{"socketpair-other", sysSocketpair, nil, errno(unix.EAFNOSUPPORT),
-		"no other family is needed; tipc is the only other that makes pairs"},
-	{"ioctl-terminal-injection", Syscall{"ioctl", unix.SYS_IOCTL}, []SeccompCond{argIs(argRequest, tiocsti, tioclinux)}, errno(unix.EPERM),
-		"pushing keystrokes into the terminal outside"},
-	{"keyctl", Syscall{"keyctl", unix.SYS_KEYCTL}, nil, errno(unix.EPERM), "the kernel keyrings are not namespaced"},
-	{"add_key", Syscall{"add_key", unix.SYS_ADD_KEY}, nil, errno(unix.EPERM), "the kernel keyrings are not namespaced"},
-	{"request_key", Syscall{"request_key", unix.SYS_REQUEST_KEY}, nil, errno(unix.EPERM), "the kernel keyrings are not namespaced"},
-	{"unshare-user", Syscall{"unshare", unix.SYS_UNSHARE}, []SeccompCond{argHasAny(argFlags, cloneNewUser)}, errno(unix.EPERM),
-		"a nested user namespace hands out capabilities again"},
-	{"clone-user", Syscall{"clone", unix.SYS_CLONE}, []SeccompCond{argHasAny(argFlags, cloneNewUser)}, errno(unix.EPERM),
-		"a nested user namespace hands out capabilities again"},
-	{"clone3", Syscall{"clone3", unix.SYS_CLONE3}, nil, errno(unix.ENOSYS),
-		"its flags are in memory, which a filter cannot read; ENOSYS makes libc fall back to clone"},
-	{"io_uring_setup", Syscall{"io_uring_setup", unix.SYS_IO_URING_SETUP}, nil, errno(unix.EPERM), "io_uring's operations (socket, connect, openat) bypass this filter"},
-	{"io_uring_enter", Syscall{"io_uring_enter", unix.SYS_IO_URING_ENTER}, nil, errno(unix.EPERM), "io_uring's operations (socket, connect, openat) bypass this filter"},
-	{"io_uring_register", Syscall{"io_uring_register", unix.SYS_IO_URING_REGISTER}, nil, errno(unix.EPERM), "io_uring's operations (socket, connect, openat) bypass this filter"},
-}}
-
-// Explain is the filter as `argv --explain` shows it: one line a rule (the
-// calls it decides, its action, why), after the line for other ABIs and
-// before the line for the calls no rule decides.
-func (f SeccompFilter) Explain() []string {
-	out := []string{fmt.Sprintf("seccomp other-abi any call of another ABI than the native one (i386, x32, arm32) %s: the rules are written in native syscall numbers", f.OtherABI)}
-	for _, r := range f.Rules {
-		calls := r.Syscall.Name
-		if len(r.When) > 0 {
-			conds := make([]string, len(r.When))
-			for i, c := range r.When {
-				conds[i] = c.String()
-			}
-			calls += "(" + strings.Join(conds, ", ") + ")"
-		}
-		out = append(out, fmt.Sprintf("seccomp %s %s %s: %s", r.Name, calls, r.Action, r.Why))
-	}
-	return append(out, fmt.Sprintf("seccomp otherwise any other call %s: the mounts, the namespaces and the warden confine the rest; this filter closes what they cannot", f.Otherwise))
-}
-
-// String is the condition as the docs write it: "family AF_INET or
-// AF_INET6", "type&SOCK_TYPE_MASK not SOCK_PACKET", "flags with
-// CLONE_NEWUSER".
-func (c SeccompCond) String() string {
-	arg := c.Arg.Name
-	if c.Mask.Value != 0 {
-		arg += "&" + c.Mask.Name
-	}
-	names := make([]string, len(c.Values))
-	for i, v := range c.Values {
-		names[i] = v.Name
-	}
-	test := map[seccompbpf.Test]string{seccompbpf.IsOneOf: " ", seccompbpf.IsNot: " not ", seccompbpf.HasAny: " with "}[c.Test]
-	return arg + test + strings.Join(names, " or ")
-}
-
-// compile is the filter's program.
-func compile(f SeccompFilter) ([]bpf.RawInstruction, error) {
-	out := seccompbpf.Filter{Arch: nativeArch, SecondABI: x32Bit, Foreign: uint32(f.OtherABI), Default: uint32(f.Otherwise)}
-	for _, r := range f.Rules {
-		rule := seccompbpf.Rule{Nr: r.Syscall.Nr, Action: uint32(r.Action)}
-		for _, c := range r.When {
-			values := make([]uint32, len(c.Values))
-			for i, v := range c.Values {
-				values[i] = v.Value
-			}
-			rule.When = append(rule.When, seccompbpf.Cond{Arg: c.Arg.N, Mask: c.Mask.Value, Test: c.Test, Values: values})
-		}
-		out.Rules = append(out.Rules, rule)
-	}
-	return seccompbpf.Compile(out)
-}
+var seccompFilter = SeccompFilter{
+	Name:     "seccomp",
+	OtherABI: errno(unix.EPERM), OtherABIWhy: "the rules are written in native syscall numbers",
+	Otherwise: allow, OtherwiseWhy: "the mounts, the namespaces and the warden confine the rest; this filter closes what they cannot",
+	Rows: []seccompbpf.Row{
+		row("socket-unix", sysSocket, []seccompbpf.ArgCond{seccompbpf.ArgIs(argFamily, afUnix)}, allow,
+			"the sandbox's own unix sockets: the warden's filter sends every bind, connect and send with an address to the launcher, which lets a unix socket reach only a socket file the sandbox bound, or an abstract name in a network namespace of its own (ADR 0024)"),
+		row("socket-inet", sysSocket, []seccompbpf.ArgCond{seccompbpf.ArgIs(argFamily, afInet, afInet6), seccompbpf.ArgMaskedIsNot(argType, sockTypeMask, sockPacket)}, allow,
+			"the network, which the network namespace and the launcher's proxy confine; any type but SOCK_PACKET, with which AF_INET makes an AF_PACKET socket"),
+		row("socket-netlink-route", sysSocket, []seccompbpf.ArgCond{seccompbpf.ArgIs(argFamily, afNetlink), seccompbpf.ArgIs(argProtocol, netlinkRoute)}, allow,
+			"addresses and routes of the sandbox's own network namespace, read by getaddrinfo (AI_ADDRCONFIG), getifaddrs, Go's net.Interfaces and ip"),
+		row("socket-netlink-other", sysSocket, []seccompbpf.ArgCond{seccompbpf.ArgIs(argFamily, afNetlink)}, errno(unix.EPROTONOSUPPORT),
+			"the other netlink protocols are not needed, and some are not namespaced (audit, uevents, the process connector) or are large attack surfaces (netfilter, xfrm, generic netlink)"),
+		row("socket-other", sysSocket, nil, errno(unix.EAFNOSUPPORT),
+			"every other family: vsock reaches the hypervisor and other VMs outside every network namespace; packet, alg, bluetooth, can, rds, tipc, xdp, kcm and the rest are not needed"),
+		row("socketpair-unix", sysSocketpair, []seccompbpf.ArgCond{seccompbpf.ArgIs(argFamily, afUnix)}, allow,
+			"a connected pair reaches nothing outside, and shells and runtimes use it"),
+		row("socketpair-other", sysSocketpair, nil, errno(unix.EAFNOSUPPORT),
+			"no other family is needed; tipc is the only other that makes pairs"),
+		row("ioctl-terminal-injection", seccompbpf.Syscall{Name: "ioctl", Nr: unix.SYS_IOCTL}, []seccompbpf.ArgCond{seccompbpf.ArgIs(argRequest, tiocsti, tioclinux)}, errno(unix.EPERM),
+			"pushing keystrokes into the terminal outside"),
+		row("keyctl", seccompbpf.Syscall{Name: "keyctl", Nr: unix.SYS_KEYCTL}, nil, errno(unix.EPERM), "the kernel keyrings are not namespaced"),
+		row("add_key", seccompbpf.Syscall{Name: "add_key", Nr: unix.SYS_ADD_KEY}, nil, errno(unix.EPERM), "the kernel keyrings are not namespaced"),
+		row("request_key", seccompbpf.Syscall{Name: "request_key", Nr: unix.SYS_REQUEST_KEY}, nil, errno(unix.EPERM), "the kernel keyrings are not namespaced"),
+		row("unshare-user", seccompbpf.Syscall{Name: "unshare", Nr: unix.SYS_UNSHARE}, []seccompbpf.ArgCond{seccompbpf.ArgHasAny(argFlags, cloneNewUser)}, errno(unix.EPERM),
+			"a nested user namespace hands out capabilities again"),
+		row("clone-user", seccompbpf.Syscall{Name: "clone", Nr: unix.SYS_CLONE}, []seccompbpf.ArgCond{seccompbpf.ArgHasAny(argFlags, cloneNewUser)}, errno(unix.EPERM),
+			"a nested user namespace hands out capabilities again"),
+		row("clone3", seccompbpf.Syscall{Name: "clone3", Nr: unix.SYS_CLONE3}, nil, errno(unix.ENOSYS),
+			"its flags are in memory, which a filter cannot read; ENOSYS makes libc fall back to clone"),
+		row("io_uring_setup", seccompbpf.Syscall{Name: "io_uring_setup", Nr: unix.SYS_IO_URING_SETUP}, nil, errno(unix.EPERM), "io_uring's operations (socket, connect, openat) bypass this filter"),
+		row("io_uring_enter", seccompbpf.Syscall{Name: "io_uring_enter", Nr: unix.SYS_IO_URING_ENTER}, nil, errno(unix.EPERM), "io_uring's operations (socket, connect, openat) bypass this filter"),
+		row("io_uring_register", seccompbpf.Syscall{Name: "io_uring_register", Nr: unix.SYS_IO_URING_REGISTER}, nil, errno(unix.EPERM), "io_uring's operations (socket, connect, openat) bypass this filter"),
+	}}
 
 // SeccompProgram is the filter as bwrap's --seccomp expects it: an array of
 // struct sock_filter in native byte order. The table is fixed, so a table
 // that does not compile is a programming error that every test run finds.
 func SeccompProgram() []byte {
-	prog, err := compile(seccompFilter)
+	prog, err := seccompFilter.Program(nativeArch, x32Bit)
 	if err != nil {
 		panic(fmt.Sprintf("the seccomp rules do not compile: %v", err))
 	}

@@ -24,7 +24,7 @@ func decode(prog []byte) []bpf.RawInstruction {
 
 // decide runs the program on the call in x/net/bpf's VM, as the kernel
 // would.
-func decide(t *testing.T, prog []bpf.RawInstruction, c call) SeccompAction {
+func decide(t *testing.T, prog []bpf.RawInstruction, c call) seccompbpf.Action {
 	t.Helper()
 	sc := seccompbpf.Call{Arch: c.arch, Nr: uint32(c.nr)}
 	copy(sc.Args[:], c.args)
@@ -32,7 +32,7 @@ func decide(t *testing.T, prog []bpf.RawInstruction, c call) SeccompAction {
 	if err != nil {
 		t.Fatalf("%s: %v", c.name, err)
 	}
-	return SeccompAction(got)
+	return seccompbpf.Action(got)
 }
 
 type call struct {
@@ -40,7 +40,7 @@ type call struct {
 	arch uint32
 	nr   uintptr
 	args []uint64
-	want SeccompAction
+	want seccompbpf.Action
 }
 
 var (
@@ -118,7 +118,7 @@ func socketCalls() []call {
 // case that goes red when the rule is removed.
 func TestSeccompRules(t *testing.T) {
 	prog := decode(SeccompProgram())
-	if compiled, err := compile(seccompFilter); err != nil || !slices.Equal(prog, compiled) {
+	if compiled, err := seccompFilter.Program(nativeArch, x32Bit); err != nil || !slices.Equal(prog, compiled) {
 		t.Fatalf("SeccompProgram is not the table's program (%v)", err)
 	}
 	tests := []call{
@@ -156,10 +156,10 @@ func TestSeccompRules(t *testing.T) {
 			}
 		})
 	}
-	for i, r := range seccompFilter.Rules {
+	for i, r := range seccompFilter.Rows {
 		without := seccompFilter
-		without.Rules = slices.Delete(slices.Clone(seccompFilter.Rules), i, i+1)
-		withoutProg, err := compile(without)
+		without.Rows = slices.Delete(slices.Clone(seccompFilter.Rows), i, i+1)
+		withoutProg, err := without.Program(nativeArch, x32Bit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +191,7 @@ func TestSeccompRulesDocumented(t *testing.T) {
 		}
 	}
 	named := map[string]bool{}
-	for _, r := range seccompFilter.Rules {
+	for _, r := range seccompFilter.Rows {
 		named[r.Name] = true
 		if !documented[r.Name] {
 			t.Errorf("docs/policy.md's seccomp table has no row naming the rule %s", r.Name)

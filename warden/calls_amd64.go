@@ -9,32 +9,32 @@ const (
 
 // x86-64 keeps the calls that predate the *at family.
 var legacyCalls = []call{
-	{name: "open", nr: unix.SYS_OPEN, flagsArg: 1, why: "creates a file name with O_CREAT, or writes a file",
-		decode: func(a [6]uint64) request {
+	notifyWriting("open", unix.SYS_OPEN, 1, "creates a file name with O_CREAT, or writes a file",
+		func(a [6]uint64) request {
 			return request{op: opOpen, dirfd: atFDCWD, path: a[0], flags: a[1], mode: uint32(a[2])}
-		}},
-	{name: "creat", nr: unix.SYS_CREAT, flagsArg: -1, why: "creates a file name",
-		decode: func(a [6]uint64) request {
+		}),
+	notify("creat", unix.SYS_CREAT, "creates a file name",
+		func(a [6]uint64) request {
 			return request{op: opOpen, dirfd: atFDCWD, path: a[0], flags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: uint32(a[1])}
-		}},
-	{name: "mkdir", nr: unix.SYS_MKDIR, flagsArg: -1, why: "creates a directory",
-		decode: func(a [6]uint64) request {
+		}),
+	notify("mkdir", unix.SYS_MKDIR, "creates a directory",
+		func(a [6]uint64) request {
 			return request{op: opMkdir, dirfd: atFDCWD, path: a[0], mode: uint32(a[1])}
-		}},
-	{name: "mknod", nr: unix.SYS_MKNOD, flagsArg: -1, why: "creates a file, pipe or device node",
-		decode: func(a [6]uint64) request {
+		}),
+	notify("mknod", unix.SYS_MKNOD, "creates a file, pipe or device node",
+		func(a [6]uint64) request {
 			return request{op: opMknod, dirfd: atFDCWD, path: a[0], mode: uint32(a[1]), dev: a[2]}
-		}},
-	{name: "symlink", nr: unix.SYS_SYMLINK, flagsArg: -1, why: "creates a symbolic link",
-		decode: func(a [6]uint64) request {
+		}),
+	notify("symlink", unix.SYS_SYMLINK, "creates a symbolic link",
+		func(a [6]uint64) request {
 			return request{op: opSymlink, target: a[0], dirfd: atFDCWD, path: a[1]}
-		}},
-	{name: "link", nr: unix.SYS_LINK, flagsArg: -1, why: "creates a hard link",
-		decode: func(a [6]uint64) request {
+		}),
+	notify("link", unix.SYS_LINK, "creates a hard link",
+		func(a [6]uint64) request {
 			return request{op: opLink, dirfd2: atFDCWD, path2: a[0], dirfd: atFDCWD, path: a[1]}
-		}},
-	{name: "rename", nr: unix.SYS_RENAME, flagsArg: -1, why: "gives a file a new name",
-		decode: func(a [6]uint64) request {
+		}),
+	notify("rename", unix.SYS_RENAME, "gives a file a new name",
+		func(a [6]uint64) request {
 			return request{op: opRename, dirfd2: atFDCWD, path2: a[0], dirfd: atFDCWD, path: a[1]}
-		}},
+		}),
 }

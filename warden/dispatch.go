@@ -10,7 +10,7 @@ import (
 // From a notification to its answer: the call's registers are decoded into
 // a request (filter.go), and its op picks the operation that carries it
 // out from one of two tables: of operations on names (fileOps, run by
-// carryOut) or on sockets (socketOps in sockets.go, run by socketCall).
+// carryOut) or on sockets (socketOps in socketcall.go, run by socketCall).
 
 // handle answers one notification: a call the filter names is decoded and
 // carried out, and its result, or a descriptor installed in the task, is
@@ -23,7 +23,7 @@ func (w *Warden) handle(n *notif, r *turn) {
 	}()
 	var c *call
 	for i, k := range callTable {
-		if uintptr(n.nr) == k.nr {
+		if uintptr(n.nr) == k.nr() {
 			c = &callTable[i]
 			break
 		}

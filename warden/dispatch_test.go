@@ -12,18 +12,18 @@ func TestEveryCallHasAnOperation(t *testing.T) {
 		}
 		o := c.decode([6]uint64{}).op
 		if int(o) >= len(opNames) || opNames[o] == "" {
-			t.Errorf("%s: op %d has no name in the counts (counts.go)", c.name, o)
+			t.Errorf("%s: op %d has no name in the counts (counts.go)", c.name(), o)
 		}
 		if o == opUmask {
 			if _, inTable := fileOps[o]; inTable || socketOps[o] != nil {
-				t.Errorf("%s: umask is in a table", c.name)
+				t.Errorf("%s: umask is in a table", c.name())
 			}
 			continue
 		}
 		_, onName := fileOps[o]
 		_, onSocket := socketOps[o]
 		if onName == onSocket || onSocket != (o >= opBind) {
-			t.Errorf("%s: op %d is in the names' table %v, the sockets' %v; handle sends it to the sockets' %v", c.name, o, onName, onSocket, o >= opBind)
+			t.Errorf("%s: op %d is in the names' table %v, the sockets' %v; handle sends it to the sockets' %v", c.name(), o, onName, onSocket, o >= opBind)
 		}
 	}
 }

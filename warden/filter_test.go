@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/seccompbpf"
@@ -25,9 +26,9 @@ func decide(t *testing.T, prog []bpf.RawInstruction, arch, nr uint32, args ...ui
 }
 
 // compile is the program of the table.
-func compile(t *testing.T, table []call) []bpf.RawInstruction {
+func compile(t *testing.T, tab seccompbpf.Table) []bpf.RawInstruction {
 	t.Helper()
-	prog, err := seccompbpf.Compile(filter(table))
+	prog, err := tab.Program(nativeArch, x32Bit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,10 +44,10 @@ type filterCase struct {
 }
 
 // TestFilter runs every case through the filter, then through the table
-// compiled without each call in turn: each call has a case that goes red
+// compiled without each row in turn: each row has a case that goes red
 // when it is removed.
 func TestFilter(t *testing.T) {
-	prog := compile(t, calls())
+	prog := compile(t, Filter())
 	installed, err := program()
 	if err != nil {
 		t.Fatal(err)
@@ -93,10 +94,10 @@ func TestFilter(t *testing.T) {
 	}
 	for _, c := range legacyCalls {
 		args := []uint64{0, 0, 0}
-		if c.flagsArg >= 0 {
-			args[c.flagsArg] = unix.O_CREAT
+		for _, cond := range c.rows[0].When {
+			args[cond.Arg.N] = unix.O_CREAT
 		}
-		tests = append(tests, filterCase{c.name, nativeArch, c.nr, args, notify})
+		tests = append(tests, filterCase{c.name(), nativeArch, c.nr(), args, notify})
 	}
 	if x32Bit != 0 {
 		tests = append(tests, filterCase{"x32 mkdir", nativeArch, x32Bit | unix.SYS_MKDIRAT, nil, eperm})
@@ -106,28 +107,44 @@ func TestFilter(t *testing.T) {
 			t.Errorf("%s: filter returned %#x, want %#x", tc.name, got, tc.want)
 		}
 	}
-	for i, c := range calls() {
-		without := compile(t, slices.Delete(calls(), i, i+1))
-		if !slices.ContainsFunc(tests, func(tc filterCase) bool { return decide(t, without, tc.arch, uint32(tc.nr), tc.args...) != tc.want }) {
-			t.Errorf("%s (%s) answered no case: add one that goes red without it", c.name, c.why)
+	table := Filter()
+	for i, r := range table.Rows {
+		without := table
+		without.Rows = slices.Delete(slices.Clone(table.Rows), i, i+1)
+		prog := compile(t, without)
+		if !slices.ContainsFunc(tests, func(tc filterCase) bool { return decide(t, prog, tc.arch, uint32(tc.nr), tc.args...) != tc.want }) {
+			t.Errorf("row %s (%s) answered no case: add one that goes red without it", r.Name, r.Why)
 		}
 	}
 }
 
-// Every call the filter sends to the warden has a decoder, and the table
-// names each call once.
+// Every call the filter sends to the warden has a decoder, the table
+// names each call once, all its rows being of that call, and each row
+// once, with why.
 func TestCallTable(t *testing.T) {
 	seen := map[uintptr]string{}
+	rows := map[string]bool{}
 	for _, c := range calls() {
-		if other, ok := seen[c.nr]; ok {
-			t.Errorf("%s and %s share number %d", c.name, other, c.nr)
+		if other, ok := seen[c.nr()]; ok {
+			t.Errorf("%s and %s share number %d", c.name(), other, c.nr())
 		}
-		seen[c.nr] = c.name
-		if (c.errno == 0) != (c.decode != nil) {
-			t.Errorf("%s: a call is decoded exactly when the warden answers it", c.name)
+		seen[c.nr()] = c.name()
+		notifies := false
+		for _, r := range c.rows {
+			notifies = notifies || r.Action == seccompbpf.Notify
+			if r.Syscall != c.rows[0].Syscall {
+				t.Errorf("%s: a row of %s", c.name(), r.Syscall.Name)
+			}
+			if rows[r.Name] {
+				t.Errorf("%s: two rows named %s", c.name(), r.Name)
+			}
+			rows[r.Name] = true
+			if r.Why == "" {
+				t.Errorf("%s: no reason given", r.Name)
+			}
 		}
-		if c.why == "" {
-			t.Errorf("%s: no reason given", c.name)
+		if notifies != (c.decode != nil) {
+			t.Errorf("%s: a call is decoded exactly when the warden answers it", c.name())
 		}
 	}
 }
@@ -164,5 +181,46 @@ func TestWardenChild(t *testing.T) {
 	runtime.LockOSThread()
 	if code := installAndSend(); code != 0 {
 		t.Fatalf("installing the filter and sending its listener failed at step %d", code-1)
+	}
+}
+
+// TestFilterDocumented keeps docs/policy.md's table of the warden's filter
+// in step with the rows: each row has a line that names it (a line may
+// name several), and each name there is a row; on another architecture
+// than x86-64 a name its line marks "(x86-64 only)" may be missing.
+func TestFilterDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/policy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## The warden's syscall filter (seccomp)\n")
+	if !ok {
+		t.Fatal("docs/policy.md has no section on the warden's syscall filter")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	documented := map[string]string{} // name: its line's syscall column
+	for _, line := range strings.Split(section, "\n") {
+		rest, ok := strings.CutPrefix(line, "| `")
+		if !ok {
+			continue
+		}
+		names, rest, _ := strings.Cut(rest, " | ")
+		syscalls, _, _ := strings.Cut(rest, " | ")
+		for _, name := range strings.Split(names, ", ") {
+			documented[strings.Trim(name, "`")] = syscalls
+		}
+	}
+	named := map[string]bool{}
+	for _, r := range Filter().Rows {
+		named[r.Name] = true
+		if _, ok := documented[r.Name]; !ok {
+			t.Errorf("docs/policy.md's table of the warden's filter has no line naming the row %s", r.Name)
+		}
+	}
+	for name, syscalls := range documented {
+		onlyX86 := strings.Contains(syscalls, "`"+name+"` (x86-64 only)")
+		if !named[name] && (runtime.GOARCH == "amd64" || !onlyX86) {
+			t.Errorf("docs/policy.md's table of the warden's filter names %s, which is no row", name)
+		}
 	}
 }

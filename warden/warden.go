@@ -1,10 +1,11 @@
 // Package warden refuses, from outside the sandbox, the names the sandbox
 // may not create: a `.git` wherever the outside can see it, and the names
 // the policy lists per directory (namerule.InDir); and it lets a unix
-// socket reach only the sandbox's own sockets (sockets.go, ADR 0024). Programs outside obey
-// files by their names (git enters any directory holding a `.git`); read-only
-// mounts can hold the names that exist at launch, but not the ones that do
-// not exist yet, anywhere in the workspace (ADR 0014).
+// socket reach only the sandbox's own sockets (ownsockets.go, ADR 0024).
+// Programs outside obey files by their names (git enters any directory
+// holding a `.git`); read-only mounts can hold the names that exist at
+// launch, but not the ones that do not exist yet, anywhere in the
+// workspace (ADR 0014).
 //
 // Every system call that creates a name reaches the warden through a seccomp
 // user notification (filter.go). The warden carries it out itself, on a

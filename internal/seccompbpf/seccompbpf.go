@@ -1,7 +1,8 @@
-// Package seccompbpf compiles a seccomp filter written as a table of rules
-// to classic BPF. The sandbox's syscall filter (sandbox/seccomp.go) and the
-// warden's (warden/filter.go) are both such tables; this is the one place
-// that turns them into instructions (ADR 0035).
+// Package seccompbpf states a seccomp filter as a table of named rows
+// (Table: the call, its argument conditions, the action, why) and compiles
+// it to classic BPF. The sandbox's syscall filter (sandbox/seccomp.go) and
+// the warden's (warden/filter.go) are both such tables; this is the one
+// place that turns them into instructions (ADR 0035).
 //
 // The program it writes:
 //   - a call of any other ABI than the native one gets Filter.Foreign
