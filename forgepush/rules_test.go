@@ -1,0 +1,163 @@
+package forgepush
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func list(t *testing.T, patterns ...string) List {
+	t.Helper()
+	l, err := ParseList(patterns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// Each command is decided by the rules on its own: the default rules let
+// every branch but the default be created, updated and force-pushed;
+// push-ref, push-delete and push-force each decide their part, and a
+// rule that names HEAD refuses when the forge named no default branch.
+func TestRulesDecide(t *testing.T) {
+	main := "refs/heads/main"
+	update := func(ref string) Command { return Command{oidA, oidB, ref} }
+	create := func(ref string) Command { return Command{zero, oidB, ref} }
+	del := func(ref string) Command { return Command{oidA, zero, ref} }
+	const ff = "fast-forward check"
+	for _, tc := range []struct {
+		name  string
+		rules Rules
+		cmd   Command
+		head  string
+		want  string // "" let through, ff: after a fast-forward check, else a part of why
+	}{
+		{"default: a branch", Rules{}, update("refs/heads/claude/x"), main, ""},
+		{"default: a new branch", Rules{}, create("refs/heads/feature"), main, ""},
+		{"default: the default branch", Rules{}, update(main), main, "the repository's default branch is not in push-ref"},
+		{"default: the default branch made", Rules{}, create(main), main, "default branch is not in push-ref"},
+		{"default: another default branch", Rules{}, update(main), "refs/heads/trunk", ""},
+		{"default: a tag", Rules{}, create("refs/tags/v1"), main, "not in push-ref (refs/heads/*, !HEAD)"},
+		{"default: another namespace", Rules{}, create("refs/for/main"), main, "not in push-ref"},
+		{"default: a deletion", Rules{}, del("refs/heads/claude/x"), main, "deletion not in push-delete"},
+		{"default: no default branch", Rules{}, update("refs/heads/claude/x"), "", "the forge names no default branch"},
+		{"pattern: inside", Rules{Update: list(t, "refs/heads/claude/*")}, update("refs/heads/claude/a/b"), main, ""},
+		{"pattern: outside", Rules{Update: list(t, "refs/heads/claude/*")}, update("refs/heads/claudex"), main, "not in push-ref (refs/heads/claude/*)"},
+		{"pattern: no HEAD needed", Rules{Update: list(t, "refs/heads/claude/*"), Force: list(t, "refs/heads/claude/*")}, update("refs/heads/claude/a"), "", ""},
+		{"pattern: taken away", Rules{Update: list(t, "refs/heads/*", "!refs/heads/release/*")}, update("refs/heads/release/1"), main, "not in push-ref"},
+		{"pattern: only taken away", Rules{Update: list(t, "!HEAD")}, update("refs/heads/x"), main, "not in push-ref"},
+		{"pattern: star inside", Rules{Update: list(t, "refs/heads/*/wip")}, update("refs/heads/a/b/wip"), main, ""},
+		{"pattern: star inside, no match", Rules{Update: list(t, "refs/heads/*/wip")}, update("refs/heads/a/wipe"), main, "not in push-ref"},
+		{"pattern: tags", Rules{Update: list(t, "refs/tags/v*")}, create("refs/tags/v1.2"), main, ""},
+		{"pattern: the default branch allowed", Rules{Update: list(t, "refs/heads/*")}, update(main), main, ff},
+		{"pattern: the default branch made", Rules{Update: list(t, "refs/heads/*")}, create(main), main, ""},
+		{"force: none", Rules{Force: List{}}, update("refs/heads/claude/x"), main, ff},
+		{"force: outside", Rules{Force: list(t, "refs/heads/claude/*")}, update("refs/heads/feature"), main, ff},
+		{"force: no default branch", Rules{Update: list(t, "refs/heads/*")}, update("refs/heads/x"), "", ff},
+		{"delete: allowed", Rules{Delete: list(t, "refs/heads/claude/*")}, del("refs/heads/claude/x"), main, ""},
+		{"delete: outside", Rules{Delete: list(t, "refs/heads/claude/*")}, del("refs/heads/main"), main, "deletion not in push-delete"},
+		{"delete: not the default", Rules{Delete: list(t, "refs/heads/*", "!HEAD")}, del(main), main, "deletion not in push-delete"},
+		{"delete: no default branch", Rules{Delete: list(t, "refs/heads/*", "!HEAD")}, del("refs/heads/x"), "", "the forge names no default branch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := tc.rules.decide(tc.cmd, tc.head)
+			switch {
+			case tc.want == ff && (!v.ancestry || v.why != ""):
+				t.Errorf("decide = %+v, want a fast-forward check", v)
+			case tc.want == "" && (v.ancestry || v.why != ""):
+				t.Errorf("decide = %+v, want let through", v)
+			case tc.want != "" && tc.want != ff && !strings.Contains(v.why, tc.want):
+				t.Errorf("decide = %+v, want refused for %q", v, tc.want)
+			}
+		})
+	}
+}
+
+// The conf's patterns: a ref name with stars, or HEAD, either led by "!";
+// anything else is refused with why.
+func TestParsePattern(t *testing.T) {
+	for _, ok := range []string{"refs/heads/claude/*", "HEAD", "!HEAD", "!refs/heads/release/*", "refs/tags/v*", "refs/heads/*/wip", "refs/heads/main"} {
+		if p, err := ParsePattern(ok); err != nil || p.String() != ok {
+			t.Errorf("ParsePattern(%q) = %v, %v", ok, p, err)
+		}
+	}
+	for _, bad := range []string{"", "!", "main", "heads/main", "refs/heads", "refs/heads/", "refs/heads/a..b", "refs/heads/a b", "head", "!!HEAD", "refs/heads/[ab]", "refs/heads/ma\u0131n", "HEAD*"} {
+		if _, err := ParsePattern(bad); err == nil {
+			t.Errorf("ParsePattern(%q) took it", bad)
+		}
+	}
+}
+
+// roundTrip is a transport that answers every request with one handler.
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func answer(status int, contentType, body string) http.RoundTripper {
+	return roundTrip(func(r *http.Request) (*http.Response, error) {
+		rec := httptest.NewRecorder()
+		rec.Header().Set("Content-Type", contentType)
+		rec.WriteHeader(status)
+		io.WriteString(rec, body)
+		return rec.Result(), nil
+	})
+}
+
+// The default branch is HEAD's symref in the forge's upload-pack
+// advertisement; none for an empty repository; anything else is an error,
+// which refuses the push.
+func TestLearnDefaultBranch(t *testing.T) {
+	const adv = "application/x-git-upload-pack-advertisement"
+	service := pkts("# service=git-upload-pack\n", "")
+	repo, _ := url.Parse("https://forge.example/o/r.git")
+	for _, tc := range []struct {
+		name      string
+		forge     http.RoundTripper
+		want, err string
+	}{
+		{"symref", answer(200, adv, service+pkts(oidA+" HEAD\x00multi_ack symref=HEAD:refs/heads/trunk agent=git/2\n", oidA+" refs/heads/trunk\n", "")), "refs/heads/trunk", ""},
+		{"empty repository", answer(200, adv, service+pkts(zero+" capabilities^{}\x00multi_ack agent=git/2\n", "")), "", ""},
+		{"no refs at all", answer(200, adv, service+"0000"), "", ""},
+		{"not found", answer(404, "text/plain", "no"), "", "404"},
+		{"a redirect", answer(302, "text/html", ""), "", "302"},
+		{"not an advertisement", answer(200, "text/html", "<html>"), "", "not a ref advertisement"},
+		{"no service line", answer(200, adv, pkts(oidA+" HEAD\x00symref=HEAD:refs/heads/main\n", "")), "", "service line"},
+		{"HEAD outside heads", answer(200, adv, service+pkts(oidA+" HEAD\x00symref=HEAD:refs/tags/v1\n", "")), "", "names"},
+		{"HEAD malformed", answer(200, adv, service+pkts(oidA+" HEAD\x00symref=HEAD:refs/heads/a..b\n", "")), "", "names"},
+		{"cut short", answer(200, adv, service+"00ff"+oidA), "", "no first ref line"},
+		{"transport error", roundTrip(func(*http.Request) (*http.Response, error) { return nil, errors.New("refused") }), "", "refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := learnDefaultBranch(context.Background(), tc.forge, repo)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("learnDefaultBranch = %q, %v; want an error with %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("learnDefaultBranch = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// The gate asks the forge for HEAD's branch at the repository's own
+// info/refs, upload-pack's, in protocol v0.
+func TestLearnDefaultBranchAsks(t *testing.T) {
+	var asked *http.Request
+	forge := roundTrip(func(r *http.Request) (*http.Response, error) {
+		asked = r
+		return answer(404, "text/plain", "").RoundTrip(r)
+	})
+	repo, _ := url.Parse("https://forge.example/o/r.git/")
+	learnDefaultBranch(context.Background(), forge, repo)
+	if asked == nil || asked.Method != http.MethodGet || asked.URL.String() != "https://forge.example/o/r.git/info/refs?service=git-upload-pack" || asked.Header.Get("Git-Protocol") != "" {
+		t.Errorf("asked %v", asked)
+	}
+}
