@@ -3,6 +3,7 @@ package egress
 import (
 	"bytes"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/forgepush"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,12 +111,16 @@ func TestWriteDenials(t *testing.T) {
 		{Time: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), Host: "example.com", Port: 443, Reason: "not in the allowlist", Workspace: "/work/proj"},
 		{Time: time.Date(2025, 3, 4, 5, 6, 8, 0, time.UTC), Host: "::1", Port: 80, Reason: "IP address not in allow-ip", Workspace: "/work/proj"},
 		{Time: time.Date(2025, 3, 4, 5, 6, 9, 0, time.UTC), Path: "/work/proj/sub/.git", Reason: "git would obey it", Workspace: "/work/proj"},
+		{Time: time.Date(2025, 3, 4, 5, 6, 10, 0, time.UTC), Repo: "https://github.com/o/r", Ref: "refs/heads/main", Reason: "the repository's default branch is not in push-ref", Workspace: "/work/proj"},
+		{Time: time.Date(2025, 3, 4, 5, 6, 11, 0, time.UTC), Repo: "https://github.com/o/r", Reason: "malformed push: signed pushes", Workspace: "/work/proj"},
 	})
 	want := "" +
-		"TIME                 REFUSED              REASON                      WORKSPACE\n" +
-		"2025-03-04 07:06:07  example.com:443      not in the allowlist        /work/proj\n" +
-		"2025-03-04 07:06:08  [::1]:80             IP address not in allow-ip  /work/proj\n" +
-		"2025-03-04 07:06:09  /work/proj/sub/.git  git would obey it           /work/proj\n"
+		"TIME                 REFUSED                                      REASON                                              WORKSPACE\n" +
+		"2025-03-04 07:06:07  example.com:443                              not in the allowlist                                /work/proj\n" +
+		"2025-03-04 07:06:08  [::1]:80                                     IP address not in allow-ip                          /work/proj\n" +
+		"2025-03-04 07:06:09  /work/proj/sub/.git                          git would obey it                                   /work/proj\n" +
+		"2025-03-04 07:06:10  push https://github.com/o/r refs/heads/main  the repository's default branch is not in push-ref  /work/proj\n" +
+		"2025-03-04 07:06:11  push https://github.com/o/r                  malformed push: signed pushes                       /work/proj\n"
 	if b.String() != want {
 		t.Errorf("WriteDenials wrote\n%s\nwant\n%s", b.String(), want)
 	}
@@ -162,3 +167,24 @@ func TestLogEscapesForTheTerminal(t *testing.T) {
 		t.Errorf("Recent = %+v (%v), want the path %q", ds, err, path)
 	}
 }
+
+// A refused push is recorded with its repository and ref, the ref escaped
+// for the terminal in the log, and reads back as recorded.
+func TestLogRecordsPushes(t *testing.T) {
+	l := &Log{Path: filepath.Join(t.TempDir(), "denials.log"), Workspace: "/w"}
+	l.RecordPush("https://github.com/o/r", "refs/heads/x\u202e", "not in push-ref")
+	data, err := os.ReadFile(l.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.ContainsRune(data, '\u202e') {
+		t.Errorf("the log holds a control raw: %q", data)
+	}
+	ds, err := Recent(l.Path, 5)
+	if err != nil || len(ds) != 1 || ds[0].Repo != "https://github.com/o/r" || ds[0].Ref != "refs/heads/x\u202e" || ds[0].Reason != "not in push-ref" {
+		t.Errorf("Recent = %+v (%v), want the push", ds, err)
+	}
+}
+
+// The forge gate records its refusals here.
+var _ forgepush.Recorder = (*Log)(nil)
