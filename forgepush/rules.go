@@ -26,7 +26,8 @@ func ParsePattern(s string) (Pattern, error) {
 	if p.glob == DefaultBranch {
 		return p, nil
 	}
-	if why := badRefName(strings.ReplaceAll(p.glob, "*", "x")); why != "" {
+	// A * may stand for several levels: refs/* is every ref.
+	if why := badRefName(strings.ReplaceAll(p.glob, "*", "x/x")); why != "" {
 		return Pattern{}, fmt.Errorf("%q is neither HEAD nor a ref pattern such as refs/heads/claude/* (%s)", s, why)
 	}
 	return p, nil

@@ -81,12 +81,12 @@ func TestRulesDecide(t *testing.T) {
 // The conf's patterns: a ref name with stars, or HEAD, either led by "!";
 // anything else is refused with why.
 func TestParsePattern(t *testing.T) {
-	for _, ok := range []string{"refs/heads/claude/*", "HEAD", "!HEAD", "!refs/heads/release/*", "refs/tags/v*", "refs/heads/*/wip", "refs/heads/main"} {
+	for _, ok := range []string{"refs/heads/claude/*", "HEAD", "!HEAD", "!refs/heads/release/*", "refs/tags/v*", "refs/heads/*/wip", "refs/heads/main", "refs/*", "!refs/*"} {
 		if p, err := ParsePattern(ok); err != nil || p.String() != ok {
 			t.Errorf("ParsePattern(%q) = %v, %v", ok, p, err)
 		}
 	}
-	for _, bad := range []string{"", "!", "main", "heads/main", "refs/heads", "refs/heads/", "refs/heads/a..b", "refs/heads/a b", "head", "!!HEAD", "refs/heads/[ab]", "refs/heads/ma\u0131n", "HEAD*"} {
+	for _, bad := range []string{"", "!", "main", "heads/main", "refs/heads", "refs/heads/", "refs/heads/a..b", "refs/heads/a b", "head", "!!HEAD", "refs/heads/[ab]", "refs/heads/ma\u0131n", "HEAD*", "refs/main", "refs*", "refs/heads/*.lock"} {
 		if _, err := ParsePattern(bad); err == nil {
 			t.Errorf("ParsePattern(%q) took it", bad)
 		}
