@@ -183,9 +183,7 @@ func relay(forge http.RoundTripper, repo *url.URL, prefix string) http.Handler {
 			http.Error(w, "not found", http.StatusNotFound)
 			return
 		}
-		u := *repo
-		u.Path = strings.TrimSuffix(u.Path, "/") + tail
-		u.RawPath = ""
+		u := under(repo, tail)
 		u.RawQuery = req.URL.RawQuery
 		out, err := http.NewRequestWithContext(req.Context(), req.Method, u.String(), req.Body)
 		if err != nil {

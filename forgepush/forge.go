@@ -21,9 +21,7 @@ const maxAdvertisement = 2 * maxPacket
 // header is sent, so the forge answers v0). It returns the ref, "" when the
 // forge names none (an empty repository), or why it could not tell.
 func learnDefaultBranch(ctx context.Context, forge http.RoundTripper, repo *url.URL) (string, error) {
-	u := *repo
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/info/refs"
-	u.RawPath = ""
+	u := under(repo, "/info/refs")
 	u.RawQuery = "service=git-upload-pack"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -66,4 +64,18 @@ func learnDefaultBranch(ctx context.Context, forge http.RoundTripper, repo *url.
 		}
 	}
 	return "", nil
+}
+
+// under is the URL of tail in the repository, its path spelled as the
+// push's was (escapes kept, no dot segment resolved), so the forge finds
+// the repository the push goes to however it reads a path.
+func under(repo *url.URL, tail string) url.URL {
+	u := *repo
+	u.Path = strings.TrimSuffix(u.Path, "/") + tail
+	if u.RawPath != "" {
+		u.RawPath = strings.TrimSuffix(u.RawPath, "/") + tail
+	}
+	u.RawQuery, u.ForceQuery = "", false
+	u.Fragment, u.RawFragment = "", ""
+	return u
 }

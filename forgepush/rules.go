@@ -41,8 +41,19 @@ func (p Pattern) String() string {
 }
 
 // matches says whether ref is what the pattern names; head is the
-// repository's default branch as a ref, "" when the forge named none.
+// repository's default branch as a ref, "" when the forge named none. A
+// pattern led by "!" matches in any case: a forge that keeps refs as files
+// on a case-insensitive file system reads refs/heads/MAIN as
+// refs/heads/main, so what the admin takes away is taken away in every
+// spelling; what the admin allows is allowed only as written.
 func (p Pattern) matches(ref, head string) bool {
+	if p.not {
+		ref, head = strings.ToLower(ref), strings.ToLower(head)
+		p.glob = strings.ToLower(p.glob)
+		if p.glob == strings.ToLower(DefaultBranch) {
+			p.glob = DefaultBranch
+		}
+	}
 	if p.glob == DefaultBranch {
 		return head != "" && ref == head
 	}
@@ -164,7 +175,7 @@ func (r Rules) decide(c Command, head string) verdict {
 			return verdict{why: "deletion not in push-delete" + unknownHead(r.Delete, head)}
 		}
 	case !r.update().has(c.Ref, head):
-		if c.Ref == head {
+		if head != "" && strings.EqualFold(c.Ref, head) {
 			return verdict{why: "the repository's default branch is not in push-ref"}
 		}
 		return verdict{why: "not in push-ref (" + r.update().String() + ")" + unknownHead(r.update(), head)}

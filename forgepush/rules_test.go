@@ -41,6 +41,11 @@ func TestRulesDecide(t *testing.T) {
 		{"default: a new branch", Rules{}, create("refs/heads/feature"), main, ""},
 		{"default: the default branch", Rules{}, update(main), main, "the repository's default branch is not in push-ref"},
 		{"default: the default branch made", Rules{}, create(main), main, "default branch is not in push-ref"},
+		{"default: the default branch in another case", Rules{}, update("refs/heads/MAIN"), main, "the repository's default branch is not in push-ref"},
+		{"default: force-push of the default branch in another case", Rules{Update: list(t, "refs/heads/*")}, update("refs/heads/Main"), main, ff},
+		{"taken away in another case", Rules{Update: list(t, "refs/heads/*", "!refs/heads/release/*")}, update("refs/heads/Release/1"), main, "not in push-ref"},
+		{"allowed only as written", Rules{Update: list(t, "refs/heads/claude/*")}, update("refs/heads/Claude/x"), main, "not in push-ref"},
+		{"delete: the default branch in another case", Rules{Delete: list(t, "refs/heads/*", "!HEAD")}, del("refs/heads/mAin"), main, "deletion not in push-delete"},
 		{"default: another default branch", Rules{}, update(main), "refs/heads/trunk", ""},
 		{"default: a tag", Rules{}, create("refs/tags/v1"), main, "not in push-ref (refs/heads/*, !HEAD)"},
 		{"default: another namespace", Rules{}, create("refs/for/main"), main, "not in push-ref"},
@@ -148,16 +153,26 @@ func TestLearnDefaultBranch(t *testing.T) {
 }
 
 // The gate asks the forge for HEAD's branch at the repository's own
-// info/refs, upload-pack's, in protocol v0.
+// info/refs, upload-pack's, in protocol v0, the repository's path spelled
+// as the push's: the default branch is the one of the repository the push
+// goes to, however the forge reads an escape or a dot segment.
 func TestLearnDefaultBranchAsks(t *testing.T) {
 	var asked *http.Request
 	forge := roundTrip(func(r *http.Request) (*http.Response, error) {
 		asked = r
 		return answer(404, "text/plain", "").RoundTrip(r)
 	})
-	repo, _ := url.Parse("https://forge.example/o/r.git/")
-	learnDefaultBranch(context.Background(), forge, repo)
-	if asked == nil || asked.Method != http.MethodGet || asked.URL.String() != "https://forge.example/o/r.git/info/refs?service=git-upload-pack" || asked.Header.Get("Git-Protocol") != "" {
-		t.Errorf("asked %v", asked)
+	for push, want := range map[string]string{
+		"https://forge.example/o/r.git/":            "https://forge.example/o/r.git/info/refs?service=git-upload-pack",
+		"https://forge.example/o%2Fother/r.git?x=1": "https://forge.example/o%2Fother/r.git/info/refs?service=git-upload-pack",
+		"https://forge.example/o/x/../r.git#f":      "https://forge.example/o/x/../r.git/info/refs?service=git-upload-pack",
+		"https://forge.example/o/r%2eg%69t":         "https://forge.example/o/r%2eg%69t/info/refs?service=git-upload-pack",
+	} {
+		repo, _ := url.Parse(push)
+		asked = nil
+		learnDefaultBranch(context.Background(), forge, repo)
+		if asked == nil || asked.Method != http.MethodGet || asked.URL.String() != want || asked.Header.Get("Git-Protocol") != "" {
+			t.Errorf("for a push to %s asked %v, want GET %s", push, asked, want)
+		}
 	}
 }
