@@ -69,7 +69,7 @@ func fastForwards(ctx context.Context, forge http.RoundTripper, repo *url.URL, b
 }
 
 // errPackTooLarge is a pack past MaxPack, which the gate does not hold.
-var errPackTooLarge = errors.New("the pack is larger than the gate holds")
+var errPackTooLarge = errors.New("the pack is larger than the gate holds to check a fast-forward")
 
 // holdPack copies the rest of the body to an unlinked file in dir.
 func holdPack(dir string, body io.Reader) (*os.File, error) {

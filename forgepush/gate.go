@@ -69,6 +69,10 @@ func (g *Gate) Check(ctx context.Context, forge http.RoundTripper, repo *url.URL
 		return io.MultiReader(bytes.NewReader(h.raw), body), nil, nil
 	}
 	pack, notFF, err := fastForwards(ctx, forge, repo, body, checks)
+	if errors.Is(err, errPackTooLarge) {
+		r.why = err.Error()
+		return nil, r, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
