@@ -176,3 +176,53 @@ func TestLearnDefaultBranchAsks(t *testing.T) {
 		}
 	}
 }
+
+// The gate's loopback listener relays only a smart-HTTP fetch of the
+// repository under its secret prefix: no push, no other path, no other
+// service; and what it relays goes to the repository's own URL.
+func TestRelayServesOnlyAFetch(t *testing.T) {
+	var asked []string
+	forge := roundTrip(func(r *http.Request) (*http.Response, error) {
+		asked = append(asked, r.Method+" "+r.URL.String())
+		return answer(200, "application/x-git-upload-pack-advertisement", "0000").RoundTrip(r)
+	})
+	repo, _ := url.Parse("https://forge.example/o/r.git")
+	srv := httptest.NewServer(relay(forge, repo, "/secret"))
+	defer srv.Close()
+	for _, tc := range []struct {
+		method, path string
+		ok           bool
+	}{
+		{"GET", "/secret/info/refs?service=git-upload-pack", true},
+		{"POST", "/secret/git-upload-pack", true},
+		{"GET", "/info/refs?service=git-upload-pack", false},
+		{"GET", "/other/info/refs?service=git-upload-pack", false},
+		{"GET", "/secret/info/refs?service=git-receive-pack", false},
+		{"POST", "/secret/git-receive-pack", false},
+		{"GET", "/secret/../other.git/info/refs?service=git-upload-pack", false},
+		{"GET", "/secret/git-upload-pack", false},
+		{"POST", "/secret/info/refs?service=git-upload-pack", false},
+		{"GET", "/secret/HEAD", false},
+	} {
+		asked = nil
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(""))
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if (resp.StatusCode == 200) != tc.ok || (len(asked) == 1) != tc.ok {
+			t.Errorf("%s %s: %d, the forge asked %q; want relayed %v", tc.method, tc.path, resp.StatusCode, asked, tc.ok)
+		}
+	}
+	if want := "POST https://forge.example/o/r.git/git-upload-pack"; len(asked) != 0 {
+		t.Errorf("asked %q after the last case", asked)
+	} else {
+		req, _ := http.NewRequest("POST", srv.URL+"/secret/git-upload-pack", strings.NewReader("0000"))
+		resp, _ := http.DefaultTransport.RoundTrip(req)
+		resp.Body.Close()
+		if len(asked) != 1 || asked[0] != want {
+			t.Errorf("relayed %q, want %s", asked, want)
+		}
+	}
+}
