@@ -2,14 +2,17 @@ package egress
 
 import (
 	"bytes"
+	"context"
 	"fmt"
-	"github.com/claude-sandbox/claude-sandbox/forgepush"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/forgepush"
 )
 
 func TestLogCreatesPrivateFiles(t *testing.T) {
@@ -188,3 +191,25 @@ func TestLogRecordsPushes(t *testing.T) {
 
 // The forge gate records its refusals here.
 var _ forgepush.Recorder = (*Log)(nil)
+
+// A push the forge gate refuses is recorded through the gate's Record,
+// one denial a ref, with the repository's URL as the log shows it.
+func TestLogRecordsTheGatesRefusal(t *testing.T) {
+	rules, err := forgepush.ParseList([]string{"refs/heads/claude/*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oid := strings.Repeat("1", 40)
+	body := fmt.Sprintf("%04x%s0000", 4+len(oid)*2+2+len("refs/heads/main\x00report-status\n"), oid+" "+oid+" refs/heads/main\x00report-status\n")
+	repo, _ := url.Parse("https://x:placeholder@github.com/o/r.git")
+	_, refused, err := forgepush.NewGate(forgepush.Rules{Update: rules, Force: rules}).Check(context.Background(), nil, repo, strings.NewReader(body))
+	if err != nil || refused == nil {
+		t.Fatalf("Check = %v, %v; want refused", refused, err)
+	}
+	l := &Log{Path: filepath.Join(t.TempDir(), "denials.log"), Workspace: "/w"}
+	refused.Record(l)
+	ds, err := Recent(l.Path, 5)
+	if err != nil || len(ds) != 1 || ds[0].Repo != "https://github.com/o/r.git" || ds[0].Ref != "refs/heads/main" || ds[0].Reason != "not in push-ref (refs/heads/claude/*)" {
+		t.Errorf("Recent = %+v (%v), want main refused", ds, err)
+	}
+}
