@@ -420,6 +420,15 @@ func TestPushHostilePack(t *testing.T) {
 			t.Errorf("%s: answered %d %q, want main refused by index-pack", name, code, out)
 		}
 	}
+	// A good pack naming an object it does not carry, and the forge lacks,
+	// as NEW: merge-base cannot walk from it, which refuses.
+	good := gitRun(t, dir, "commit-tree", gitRun(t, dir, "rev-parse", old+"^{tree}"), "-p", old, "-m", "good")
+	goodPack := gitPipe(t, dir, good+"\n^"+old+"\n", "pack-objects", "--revs", "--stdout", "--thin")
+	absent := strings.Repeat("3", 40)
+	code, out := post(t, p, []byte(pktLine(old+" "+absent+" refs/heads/main\x00report-status\n")+"0000"+goodPack))
+	if code != http.StatusOK || !strings.Contains(out, "ng refs/heads/main claude-sandbox: cannot tell whether it is a fast-forward, and not in push-force") {
+		t.Errorf("NEW absent: answered %d %q, want main refused as undecided", code, out)
+	}
 	if got := f.ref("refs/heads/main"); got != old || len(f.got) != 0 {
 		t.Errorf("the forge's main is %s (want %s), and it got %d bodies", got, old, len(f.got))
 	}
