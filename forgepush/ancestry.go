@@ -17,9 +17,9 @@ import (
 	"strings"
 )
 
-// MaxPack bounds the pack the gate holds on disk to check a fast-forward:
+// maxPack bounds the pack the gate holds on disk to check a fast-forward:
 // GitHub's own limit on a push.
-var MaxPack int64 = 2 << 30
+var maxPack int64 = 2 << 30
 
 // gitOptions are the configuration of every git the gate runs, on top of
 // none from the system or the user (GIT_CONFIG_NOSYSTEM,
@@ -40,7 +40,7 @@ var gitOptions = []string{
 }
 
 // fastForwards reads the pack (the rest of body) into a file, bounded by
-// MaxPack, and says of each update in checks whether NEW descends from
+// maxPack, and says of each update in checks whether NEW descends from
 // OLD, in a repository of its own in a private temporary directory: it
 // fetches the forge's branches and tags through forge, indexes the pack as
 // a forge's receive-pack does with an untrusted push (index-pack --stdin
@@ -68,7 +68,7 @@ func fastForwards(ctx context.Context, forge http.RoundTripper, repo *url.URL, b
 	return pack, notFF, nil
 }
 
-// errPackTooLarge is a pack past MaxPack, which the gate does not hold.
+// errPackTooLarge is a pack past maxPack, which the gate does not hold.
 var errPackTooLarge = errors.New("the pack is larger than the gate holds to check a fast-forward")
 
 // holdPack copies the rest of the body to an unlinked file in dir.
@@ -78,8 +78,8 @@ func holdPack(dir string, body io.Reader) (*os.File, error) {
 		return nil, err
 	}
 	os.Remove(f.Name())
-	n, err := io.Copy(f, io.LimitReader(body, MaxPack+1))
-	if err == nil && n > MaxPack {
+	n, err := io.Copy(f, io.LimitReader(body, maxPack+1))
+	if err == nil && n > maxPack {
 		err = errPackTooLarge
 	}
 	if err == nil {

@@ -469,16 +469,16 @@ func gitPipeCode(t *testing.T, dir, stdin string, args ...string) (string, int) 
 	return out.String(), 0
 }
 
-// A pack past MaxPack, for an update whose fast-forward must be checked,
+// A pack past maxPack, for an update whose fast-forward must be checked,
 // is refused with the reason, not held and not forwarded.
 func TestPushPackTooLarge(t *testing.T) {
 	f := newForge(t)
 	p := newProxy(t, f, Rules{Update: List{{glob: "refs/heads/*"}}})
 	dir := clone(t, f, p)
 	commit(t, dir, "a")
-	old := MaxPack
-	MaxPack = 64
-	t.Cleanup(func() { MaxPack = old })
+	old := maxPack
+	maxPack = 64
+	t.Cleanup(func() { maxPack = old })
 	pushRefused(t, dir, []string{"origin", "main"}, "[remote rejected] (claude-sandbox: the pack is larger than the gate holds to check a fast-forward)")
 	if len(f.got) != 0 {
 		t.Errorf("the forge got %d bodies", len(f.got))

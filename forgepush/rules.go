@@ -99,8 +99,8 @@ func ParseList(lines []string) (List, error) {
 	return l, nil
 }
 
-// EveryBranchButTheDefault is the default of Rules.Update and Rules.Force.
-var EveryBranchButTheDefault = List{{glob: "refs/heads/*"}, {not: true, glob: DefaultBranch}}
+// everyBranchButTheDefault is the default of Rules.Update and Rules.Force.
+var everyBranchButTheDefault = List{{glob: "refs/heads/*"}, {not: true, glob: DefaultBranch}}
 
 // has says whether ref is in the list. A list that names the default
 // branch holds nothing when the forge named none (head ""): the gate
@@ -140,7 +140,7 @@ func (l List) String() string {
 }
 
 // Rules are the admin's rules on what a push to a forge may change. A nil
-// Update or Force list is EveryBranchButTheDefault; a nil Delete list
+// Update or Force list is everyBranchButTheDefault; a nil Delete list
 // lets no ref be deleted.
 type Rules struct {
 	Update List // refs a push may create or update (conf push-ref)
@@ -153,7 +153,7 @@ func (r Rules) force() List  { return orDefault(r.Force) }
 
 func orDefault(l List) List {
 	if l == nil {
-		return EveryBranchButTheDefault
+		return everyBranchButTheDefault
 	}
 	return l
 }
