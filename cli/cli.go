@@ -79,7 +79,7 @@ func registry() []command {
 		{name: "argv", group: diagnostics, operands: "-- CLAUDE-ARGS...", max: -1, dash: true, summary: "print the bwrap argv a launch from here would use, one element per line, or with\n--explain each mount and variable with its rule and why, and both seccomp filters", flags: argvCmd},
 		{name: "doctor", group: diagnostics, summary: "check this host and the conf, with a fix for each failure", flags: doctorCmd},
 		{name: "verify", group: diagnostics, summary: "inside the sandbox: probe it, one line per check; the exit status is the number of\nfailures (docs/verify.md)", flags: verifyCmd},
-		{name: "denials", group: diagnostics, summary: "what the allowlist proxy and the warden refused lately", flags: denialsCmd},
+		{name: "denials", group: diagnostics, summary: "what the allowlist proxy, the warden and the forge gate refused lately", flags: denialsCmd},
 		{name: "repos", group: work, summary: "list the repositories the sessions of the workspace here made, whose git directories\nonly the sandbox sees (ADR 0034), or with --prune remove those no .git leads to", flags: reposCmd},
 		{name: "adopt", group: work, operands: "DIR...", min: 1, max: -1, summary: "give each DIR's repository made in a session a git directory of its own outside: its\ncommits, refs and index, nothing a session could have git run (ADR 0034)", flags: adoptCmd},
 		{name: "version", group: diagnostics, summary: "print the version", flags: versionCmd},

@@ -18,13 +18,17 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 )
 
-// Denial is one refused destination, or one name the warden refused to
-// create (Path), stored as JSON under its field names.
+// Denial is one refused destination, one name the warden refused to
+// create (Path), or one ref of a push the forge gate refused (Repo, and
+// Ref, "" for a push refused before its refs were read), stored as JSON
+// under its field names.
 type Denial struct {
 	Time      time.Time
 	Host      string `json:",omitempty"`
 	Port      int    `json:",omitempty"`
 	Path      string `json:",omitempty"`
+	Repo      string `json:",omitempty"`
+	Ref       string `json:",omitempty"`
 	Reason    string
 	Workspace string // where the session ran
 }
@@ -55,9 +59,15 @@ func (l *Log) RecordPath(path, reason string) {
 	l.write(Denial{Time: time.Now(), Path: path, Reason: reason, Workspace: l.Workspace})
 }
 
+// RecordPush appends a refused push of ref to the repository repo,
+// stamped now: forgepush.Refusal.Record calls it for each refused ref.
+func (l *Log) RecordPush(repo, ref, reason string) {
+	l.write(Denial{Time: time.Now(), Repo: repo, Ref: ref, Reason: reason, Workspace: l.Workspace})
+}
+
 func (l *Log) write(d Denial) {
-	// Strings, an int and a current time always marshal. The host and the
-	// path are the sandbox's choice: JSON escapes the controls in them,
+	// Strings, an int and a current time always marshal. The host, the
+	// path and the ref are the sandbox's choice: JSON escapes the controls in them,
 	// termtext.JSON what else a terminal showing the file would act on.
 	line, _ := json.Marshal(d)
 	line = termtext.JSON(line)
@@ -103,7 +113,7 @@ func Recent(path string, n int) ([]Denial, error) {
 		}
 		for _, line := range strings.Split(string(data), "\n") {
 			var d Denial
-			if json.Unmarshal([]byte(line), &d) == nil && (d.Host != "" || d.Path != "") {
+			if json.Unmarshal([]byte(line), &d) == nil && (d.Host != "" || d.Path != "" || d.Repo != "") {
 				ds = append(ds, d)
 			}
 		}
@@ -112,15 +122,20 @@ func Recent(path string, n int) ([]Denial, error) {
 }
 
 // WriteDenials prints denials as a table, times in local time. The
-// sandbox chose the hosts and paths (and the reasons quote them), so every
+// sandbox chose the hosts, paths and refs (and the reasons quote them), so every
 // field is escaped (termtext): a refusal stays one row, and nothing in it
 // reaches the terminal as a command.
 func WriteDenials(w io.Writer, ds []Denial) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tREFUSED\tREASON\tWORKSPACE")
 	for _, d := range ds {
-		dest := d.Path
-		if dest == "" {
+		var dest string
+		switch {
+		case d.Repo != "":
+			dest = strings.TrimSpace("push " + d.Repo + " " + d.Ref)
+		case d.Path != "":
+			dest = d.Path
+		default:
 			dest = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Time.Local().Format(time.DateTime), termtext.Escape(dest), termtext.Escape(d.Reason), termtext.Escape(d.Workspace))

@@ -2,13 +2,17 @@ package egress
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/forgepush"
 )
 
 func TestLogCreatesPrivateFiles(t *testing.T) {
@@ -110,12 +114,16 @@ func TestWriteDenials(t *testing.T) {
 		{Time: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), Host: "example.com", Port: 443, Reason: "not in the allowlist", Workspace: "/work/proj"},
 		{Time: time.Date(2025, 3, 4, 5, 6, 8, 0, time.UTC), Host: "::1", Port: 80, Reason: "IP address not in allow-ip", Workspace: "/work/proj"},
 		{Time: time.Date(2025, 3, 4, 5, 6, 9, 0, time.UTC), Path: "/work/proj/sub/.git", Reason: "git would obey it", Workspace: "/work/proj"},
+		{Time: time.Date(2025, 3, 4, 5, 6, 10, 0, time.UTC), Repo: "https://github.com/o/r", Ref: "refs/heads/main", Reason: "the repository's default branch is not in push-ref", Workspace: "/work/proj"},
+		{Time: time.Date(2025, 3, 4, 5, 6, 11, 0, time.UTC), Repo: "https://github.com/o/r", Reason: "malformed push: signed pushes", Workspace: "/work/proj"},
 	})
 	want := "" +
-		"TIME                 REFUSED              REASON                      WORKSPACE\n" +
-		"2025-03-04 07:06:07  example.com:443      not in the allowlist        /work/proj\n" +
-		"2025-03-04 07:06:08  [::1]:80             IP address not in allow-ip  /work/proj\n" +
-		"2025-03-04 07:06:09  /work/proj/sub/.git  git would obey it           /work/proj\n"
+		"TIME                 REFUSED                                      REASON                                              WORKSPACE\n" +
+		"2025-03-04 07:06:07  example.com:443                              not in the allowlist                                /work/proj\n" +
+		"2025-03-04 07:06:08  [::1]:80                                     IP address not in allow-ip                          /work/proj\n" +
+		"2025-03-04 07:06:09  /work/proj/sub/.git                          git would obey it                                   /work/proj\n" +
+		"2025-03-04 07:06:10  push https://github.com/o/r refs/heads/main  the repository's default branch is not in push-ref  /work/proj\n" +
+		"2025-03-04 07:06:11  push https://github.com/o/r                  malformed push: signed pushes                       /work/proj\n"
 	if b.String() != want {
 		t.Errorf("WriteDenials wrote\n%s\nwant\n%s", b.String(), want)
 	}
@@ -160,5 +168,48 @@ func TestLogEscapesForTheTerminal(t *testing.T) {
 	ds, err := Recent(l.Path, 1)
 	if err != nil || len(ds) != 1 || ds[0].Path != path {
 		t.Errorf("Recent = %+v (%v), want the path %q", ds, err, path)
+	}
+}
+
+// A refused push is recorded with its repository and ref, the ref escaped
+// for the terminal in the log, and reads back as recorded.
+func TestLogRecordsPushes(t *testing.T) {
+	l := &Log{Path: filepath.Join(t.TempDir(), "denials.log"), Workspace: "/w"}
+	l.RecordPush("https://github.com/o/r", "refs/heads/x\u202e", "not in push-ref")
+	data, err := os.ReadFile(l.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.ContainsRune(data, '\u202e') {
+		t.Errorf("the log holds a control raw: %q", data)
+	}
+	ds, err := Recent(l.Path, 5)
+	if err != nil || len(ds) != 1 || ds[0].Repo != "https://github.com/o/r" || ds[0].Ref != "refs/heads/x\u202e" || ds[0].Reason != "not in push-ref" {
+		t.Errorf("Recent = %+v (%v), want the push", ds, err)
+	}
+}
+
+// The forge gate records its refusals here.
+var _ forgepush.Recorder = (*Log)(nil)
+
+// A push the forge gate refuses is recorded through the gate's Record,
+// one denial a ref, with the repository's URL as the log shows it.
+func TestLogRecordsTheGatesRefusal(t *testing.T) {
+	rules, err := forgepush.ParseList([]string{"refs/heads/claude/*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oid := strings.Repeat("1", 40)
+	body := fmt.Sprintf("%04x%s0000", 4+len(oid)*2+2+len("refs/heads/main\x00report-status\n"), oid+" "+oid+" refs/heads/main\x00report-status\n")
+	repo, _ := url.Parse("https://x:placeholder@github.com/o/r.git")
+	_, refused, err := forgepush.NewGate(forgepush.Rules{Update: rules, Force: rules}).Check(context.Background(), nil, repo, strings.NewReader(body))
+	if err != nil || refused == nil {
+		t.Fatalf("Check = %v, %v; want refused", refused, err)
+	}
+	l := &Log{Path: filepath.Join(t.TempDir(), "denials.log"), Workspace: "/w"}
+	refused.Record(l)
+	ds, err := Recent(l.Path, 5)
+	if err != nil || len(ds) != 1 || ds[0].Repo != "https://github.com/o/r.git" || ds[0].Ref != "refs/heads/main" || ds[0].Reason != "not in push-ref (refs/heads/claude/*)" {
+		t.Errorf("Recent = %+v (%v), want main refused", ds, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/forgepush"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 )
 
@@ -139,6 +140,24 @@ var confKeys = []ConfKey{
 		value:   func(c *Conf) *string { return &c.Credentials },
 		Feature: "credentials", FeatureHelp: "proxy: Claude Code's login stays outside the sandbox and a proxy outside adds it to API requests. inside: the login enters the sandbox, as Bedrock, Vertex or an apiKeyHelper need (conf credentials).",
 	},
+	{
+		Name: "push-ref", Kind: KeyRepeatable, Arg: "PATTERN", check: checkPushPattern,
+		Help:    ": a ref a push to a forge may create or update (default: every branch but the default one)",
+		lines:   func(c *Conf) *[]Line { return &c.PushRef },
+		Feature: "pushRef", FeatureHelp: "Comma-separated ref patterns a push to a forge named by forge may create or update (conf push-ref), e.g. refs/heads/claude/*; * is any run of characters, HEAD the repository's default branch, a leading ! takes refs away. Default: every branch but the default one (refs/heads/*,!HEAD).",
+	},
+	{
+		Name: "push-delete", Kind: KeyRepeatable, Arg: "PATTERN", check: checkPushPattern,
+		Help:    ": a ref a push to a forge may delete (default: none)",
+		lines:   func(c *Conf) *[]Line { return &c.PushDelete },
+		Feature: "pushDelete", FeatureHelp: "Comma-separated ref patterns a push to a forge may delete (conf push-delete), e.g. refs/heads/claude/*. Default: none.",
+	},
+	{
+		Name: "push-force", Kind: KeyRepeatable, Arg: "PATTERN", check: checkPushPattern,
+		Help:    ": a ref a push to a forge may move to a commit that does not descend from the old one (default: every branch but the default one)",
+		lines:   func(c *Conf) *[]Line { return &c.PushForce },
+		Feature: "pushForce", FeatureHelp: "Comma-separated ref patterns a push to a forge may force-push, moving them to a commit that does not descend from the old one (conf push-force); any other update is let through only when git outside proves it a fast-forward. Default: every branch but the default one (refs/heads/*,!HEAD); !refs/* for none.",
+	},
 	{Name: "egress-jail", Kind: KeyRetired, Why: "is the predecessor's key", Instead: "network = allowlist"},
 }
 
@@ -258,6 +277,12 @@ func checkCache(v string) error {
 		}
 	}
 	return nil
+}
+
+// checkPushPattern takes a ref pattern of the forge gate's.
+func checkPushPattern(v string) error {
+	_, err := forgepush.ParsePattern(v)
+	return err
 }
 
 func checkAppendPath(v string) error {

@@ -56,6 +56,9 @@ add_list --protect "${PROTECT:-}"
 add_list --allow-domain "${ALLOWDOMAIN:-}"
 add_list --allow-preset "${ALLOWPRESET:-}"
 add_list --allow-ip "${ALLOWIP:-}"
+add_list --push-ref "${PUSHREF:-}"
+add_list --push-delete "${PUSHDELETE:-}"
+add_list --push-force "${PUSHFORCE:-}"
 if [ -n "$set_args" ]; then
 	old_ifs=$IFS
 	IFS='
