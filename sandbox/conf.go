@@ -37,6 +37,7 @@ type Conf struct {
 	AllowPreset          []Line   // allow-preset: named lists of package hosts the allowlist proxy lets through
 	AllowIP              []Line   // allow-ip: IP or CIDR the allowlist proxy may reach although not public
 	Credentials          string   // credentials: "proxy" or "inside"; empty means the default, proxy
+	Forge                []Line   // forge: HOST[:PORT] whose credential the launcher adds outside (ADR 0042)
 	Source               string   // file name used in error messages
 	workspaceLine        int      // line of workspace-root, for error messages
 	seen                 []string // single-valued keys already set

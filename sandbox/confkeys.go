@@ -139,6 +139,11 @@ var confKeys = []ConfKey{
 		value:   func(c *Conf) *string { return &c.Credentials },
 		Feature: "credentials", FeatureHelp: "proxy: Claude Code's login stays outside the sandbox and a proxy outside adds it to API requests. inside: the login enters the sandbox, as Bedrock, Vertex or an apiKeyHelper need (conf credentials).",
 	},
+	{
+		Name: "forge", Kind: KeyRepeatable, Arg: "HOST[:PORT]", check: checkForge,
+		Help:  ": a forge whose credential the launcher adds to the sandbox's git and API requests, outside (network = allowlist)",
+		lines: func(c *Conf) *[]Line { return &c.Forge },
+	},
 	{Name: "egress-jail", Kind: KeyRetired, Why: "is the predecessor's key", Instead: "network = allowlist"},
 }
 

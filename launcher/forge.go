@@ -1,0 +1,130 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+
+	"github.com/claude-sandbox/claude-sandbox/egress"
+	"github.com/claude-sandbox/claude-sandbox/forge"
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
+	"github.com/claude-sandbox/claude-sandbox/sandbox"
+)
+
+// forgeAuthority makes the launch's certificate authority for the hosts of
+// the conf's forge lines, in allowlist mode (ADR 0042); its certificate is
+// a fact of the launch, its key stays in this process. nil without forge
+// lines, or in open mode, which Resolve refuses with them.
+func forgeAuthority(c *sandbox.Conf) (*forge.Authority, []byte, error) {
+	hosts, err := sandbox.ForgeHosts(c)
+	if err != nil || len(hosts) == 0 || c.NetworkMode() != sandbox.NetworkAllowlist {
+		// A bad line is the conf's error, which Resolve reports.
+		return nil, nil, nil
+	}
+	names := make([]string, len(hosts))
+	for i, h := range hosts {
+		names[i] = h.Name
+	}
+	a, err := forge.NewAuthority(names)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the certificate authority for the forge lines: %w", err)
+	}
+	return a, a.PEM(), nil
+}
+
+// ForgeCredential is what a launch finds for one forge line: the
+// credential, or why there is none.
+type ForgeCredential struct {
+	Forge      string
+	Credential *forge.Credential
+	Err        error
+}
+
+// actionToken is the GitHub Actions job's token, for the forge that job
+// runs on: the Action's runner holds it in the launching environment, which
+// never enters the sandbox.
+func actionToken(env launchenv.Env, host string) (string, bool) {
+	if env.Get("GITHUB_ACTIONS") != "true" {
+		return "", false
+	}
+	server := "github.com"
+	if u, err := url.Parse(env.Get("GITHUB_SERVER_URL")); err == nil && u.Host != "" {
+		server = u.Host
+	}
+	token := env.Get("GITHUB_TOKEN")
+	return token, token != "" && host == server
+}
+
+// FindForgeCredentials finds the credential of each forge line outside, as
+// git outside would: the Action's job token on its forge, else `git
+// credential fill` as the user, in the home (no repository the sandbox
+// writes is read).
+func FindForgeCredentials(ctx context.Context, c *sandbox.Conf, env launchenv.Env, home string) []ForgeCredential {
+	hosts, err := sandbox.ForgeHosts(c)
+	if err != nil {
+		return nil
+	}
+	var out []ForgeCredential
+	for _, h := range hosts {
+		if h.API {
+			continue
+		}
+		fc := ForgeCredential{Forge: h.Forge}
+		if token, ok := actionToken(env, h.Forge); ok {
+			fc.Credential, fc.Err = forge.FromToken(token, "GITHUB_TOKEN of the GitHub Actions job", h.Forge)
+		} else {
+			vars := env.Vars()
+			list := make([]string, len(vars))
+			for i, v := range vars {
+				list[i] = v.Name + "=" + v.Value
+			}
+			fc.Credential, fc.Err = forge.Fill(ctx, "git", list, "/", h.Forge)
+		}
+		out = append(out, fc)
+	}
+	return out
+}
+
+// forgeServer is what ends the TLS of the forge hosts that have a
+// credential, for the egress proxy; forges without one are named on
+// stderr, and their hosts are tunnelled as any allowed host is. nil when
+// no forge has a credential.
+func (pr *Prepared) forgeServer(stderr io.Writer) *forge.Server {
+	if pr.forge == nil {
+		return nil
+	}
+	hosts, _ := sandbox.ForgeHosts(pr.Conf)
+	creds := map[string]*forge.Credential{}
+	for _, fc := range FindForgeCredentials(context.Background(), pr.Conf, pr.Launch.Env, pr.Launch.Home) {
+		if fc.Err != nil {
+			fmt.Fprintf(stderr, "claude-sandbox: forge = %s: %v; the session reaches it without a credential\n", fc.Forge, fc.Err)
+			continue
+		}
+		creds[fc.Forge] = fc.Credential
+	}
+	s := &forge.Server{Authority: pr.forge}
+	for _, h := range hosts {
+		if c := creds[h.Forge]; c != nil {
+			s.Hosts = append(s.Hosts, forge.Host{Name: h.Name, Port: h.Port, Credential: c, Bearer: h.API})
+		}
+	}
+	if len(s.Hosts) == 0 {
+		return nil
+	}
+	return s
+}
+
+// terminate lets the forge server take the egress proxy's tunnels to its
+// hosts; it reaches them as the proxy would, and records refused pushes in
+// the proxy's denial log.
+func terminate(p *egress.Proxy, s *forge.Server) {
+	if p == nil || s == nil {
+		return
+	}
+	s.Dial = p.Open
+	if p.Log != nil {
+		s.Refused = p.Log.Record
+	}
+	p.Terminator = s
+}
