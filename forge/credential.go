@@ -6,9 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 )
 
 // Credential is what the launcher adds to a forge's requests: the user's,
@@ -27,6 +30,37 @@ const MinPasswordLen = 8
 // FillTimeout bounds `git credential fill`: a helper that waits on
 // something (a locked keyring) must not hold the launch.
 const FillTimeout = 15 * time.Second
+
+// Find finds the credential of the forge at host (HOST or HOST:PORT)
+// outside, as git outside would: in a GitHub Actions job, the job's token
+// for the job's forge; else `git credential fill` as the user, with the
+// launching environment, in / (no repository the sandbox writes is read).
+func Find(ctx context.Context, env launchenv.Env, host string) (*Credential, error) {
+	if token, ok := actionToken(env, host); ok {
+		return FromToken(token, "GITHUB_TOKEN of the GitHub Actions job", host)
+	}
+	vars := env.Vars()
+	list := make([]string, len(vars))
+	for i, v := range vars {
+		list[i] = v.Name + "=" + v.Value
+	}
+	return Fill(ctx, "git", list, "/", host)
+}
+
+// actionToken is the GitHub Actions job's token, for the forge the job
+// runs on: the runner holds it in the launching environment, which never
+// enters the sandbox.
+func actionToken(env launchenv.Env, host string) (string, bool) {
+	if env.Get("GITHUB_ACTIONS") != "true" {
+		return "", false
+	}
+	server := "github.com"
+	if u, err := url.Parse(env.Get("GITHUB_SERVER_URL")); err == nil && u.Host != "" {
+		server = u.Host
+	}
+	token := env.Get("GITHUB_TOKEN")
+	return token, token != "" && host == server
+}
 
 // Fill asks git outside for the credential of https://host, as git outside
 // would find it: `git credential fill`, run as the user with the user's

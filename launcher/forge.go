@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 
 	"github.com/claude-sandbox/claude-sandbox/egress"
 	"github.com/claude-sandbox/claude-sandbox/forge"
@@ -41,47 +40,20 @@ type ForgeCredential struct {
 	Err        error
 }
 
-// actionToken is the GitHub Actions job's token, for the forge that job
-// runs on: the Action's runner holds it in the launching environment, which
-// never enters the sandbox.
-func actionToken(env launchenv.Env, host string) (string, bool) {
-	if env.Get("GITHUB_ACTIONS") != "true" {
-		return "", false
-	}
-	server := "github.com"
-	if u, err := url.Parse(env.Get("GITHUB_SERVER_URL")); err == nil && u.Host != "" {
-		server = u.Host
-	}
-	token := env.Get("GITHUB_TOKEN")
-	return token, token != "" && host == server
-}
-
-// FindForgeCredentials finds the credential of each forge line outside, as
-// git outside would: the Action's job token on its forge, else `git
-// credential fill` as the user, in the home (no repository the sandbox
-// writes is read).
-func FindForgeCredentials(ctx context.Context, c *sandbox.Conf, env launchenv.Env, home string) []ForgeCredential {
+// FindForgeCredentials finds the credential of each forge line outside
+// (forge.Find), for the launch and doctor.
+func FindForgeCredentials(ctx context.Context, c *sandbox.Conf, env launchenv.Env) []ForgeCredential {
 	hosts, err := sandbox.ForgeHosts(c)
 	if err != nil {
 		return nil
 	}
 	var out []ForgeCredential
 	for _, h := range hosts {
-		if h.API {
-			continue
+		if !h.API {
+			fc := ForgeCredential{Forge: h.Forge}
+			fc.Credential, fc.Err = forge.Find(ctx, env, h.Forge)
+			out = append(out, fc)
 		}
-		fc := ForgeCredential{Forge: h.Forge}
-		if token, ok := actionToken(env, h.Forge); ok {
-			fc.Credential, fc.Err = forge.FromToken(token, "GITHUB_TOKEN of the GitHub Actions job", h.Forge)
-		} else {
-			vars := env.Vars()
-			list := make([]string, len(vars))
-			for i, v := range vars {
-				list[i] = v.Name + "=" + v.Value
-			}
-			fc.Credential, fc.Err = forge.Fill(ctx, "git", list, "/", h.Forge)
-		}
-		out = append(out, fc)
 	}
 	return out
 }
@@ -96,7 +68,7 @@ func (pr *Prepared) forgeServer(stderr io.Writer) *forge.Server {
 	}
 	hosts, _ := sandbox.ForgeHosts(pr.Conf)
 	creds := map[string]*forge.Credential{}
-	for _, fc := range FindForgeCredentials(context.Background(), pr.Conf, pr.Launch.Env, pr.Launch.Home) {
+	for _, fc := range FindForgeCredentials(context.Background(), pr.Conf, pr.Launch.Env) {
 		if fc.Err != nil {
 			fmt.Fprintf(stderr, "claude-sandbox: forge = %s: %v; the session reaches it without a credential\n", fc.Forge, fc.Err)
 			continue
