@@ -141,8 +141,9 @@ var confKeys = []ConfKey{
 	},
 	{
 		Name: "forge", Kind: KeyRepeatable, Arg: "HOST[:PORT]", check: checkForge,
-		Help:  ": a forge whose credential the launcher adds to the sandbox's git and API requests, outside (network = allowlist)",
-		lines: func(c *Conf) *[]Line { return &c.Forge },
+		Help:    ": a forge whose credential the launcher adds to the sandbox's git and API requests, outside (network = allowlist)",
+		lines:   func(c *Conf) *[]Line { return &c.Forge },
+		Feature: "forge", FeatureHelp: "Comma-separated forges (HOST or HOST:PORT, e.g. github.com) whose credential the launcher finds outside (git credential fill as the user, or the GitHub Action's job token) and adds to the sandbox's git and API requests: the token never enters (conf forge). Needs network allowlist.",
 	},
 	{Name: "egress-jail", Kind: KeyRetired, Why: "is the predecessor's key", Instead: "network = allowlist"},
 }

@@ -56,6 +56,7 @@ add_list --protect "${PROTECT:-}"
 add_list --allow-domain "${ALLOWDOMAIN:-}"
 add_list --allow-preset "${ALLOWPRESET:-}"
 add_list --allow-ip "${ALLOWIP:-}"
+add_list --forge "${FORGE:-}"
 if [ -n "$set_args" ]; then
 	old_ifs=$IFS
 	IFS='
