@@ -193,7 +193,8 @@ func newFixture(t *testing.T, h http.HandlerFunc, gate PushGate, refused func(st
 
 // TestServerCredential: the sandbox's Authorization is dropped and the
 // user's added; the request goes to the named host whatever Host it
-// names; the answer's headers and body carry the token masked; a redirect
+// names, never asking for a part of the answer; the answer's headers and
+// body carry the token masked; a redirect
 // comes back as it is, not followed.
 func TestServerCredential(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
@@ -206,6 +207,7 @@ func TestServerCredential(t *testing.T) {
 	}, nil, nil)
 	req, _ := http.NewRequest("GET", "https://forge.example/repo.git/info/refs?service=git-upload-pack", nil)
 	req.Header.Set("Authorization", "Bearer placeholder")
+	req.Header.Set("Range", "bytes=10-20")
 	req.Host = "evil.example"
 	resp, err := f.client.Do(req)
 	if err != nil {
@@ -217,6 +219,9 @@ func TestServerCredential(t *testing.T) {
 	<-f.bodies
 	if want := "Basic " + base64.StdEncoding.EncodeToString([]byte("tester:"+testToken)); r.Header.Get("Authorization") != want {
 		t.Errorf("the forge got Authorization %q", r.Header.Get("Authorization"))
+	}
+	if r.Header.Get("Range") != "" {
+		t.Errorf("the forge was asked for a part of the answer, which could hold a part of the token: %q", r.Header.Get("Range"))
 	}
 	if r.Host == "evil.example" || r.URL.RawQuery != "service=git-upload-pack" {
 		t.Errorf("the forge got Host %q, query %q", r.Host, r.URL.RawQuery)
