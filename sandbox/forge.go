@@ -97,8 +97,8 @@ func checkForge(v string) error {
 
 // resolveForge checks the forge lines against the network mode and reads
 // the system's certificate authorities, which the sandbox's bundle holds
-// with the launch's own (Launch.ForgeCA). It returns nil without forge
-// lines.
+// with the launch's own (Launch.ForgeCA); inside (verify), the bundle the
+// launch wrote. It returns nil without forge lines.
 func resolveForge(c *Conf, l Launch) ([]byte, error) {
 	hosts, err := ForgeHosts(c)
 	if err != nil || len(hosts) == 0 {
@@ -107,6 +107,14 @@ func resolveForge(c *Conf, l Launch) ([]byte, error) {
 	if c.NetworkMode() != NetworkAllowlist {
 		return nil, &ConfError{File: c.Source, Line: hosts[0].Line.Line,
 			Msg: "forge: needs network = allowlist: the egress proxy, the sandbox's one way out, is where the launcher adds the forge's credential; in open mode git would reach the forge around it"}
+	}
+	if l.InSandbox {
+		// verify, inside: the bundle is the one the launch wrote.
+		b, err := os.ReadFile(ForgeCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("forge: the sandbox's certificate bundle: %w", err)
+		}
+		return b, nil
 	}
 	if len(l.ForgeCA) == 0 {
 		return nil, errors.New("forge: the launch made no certificate authority for the forge lines")
