@@ -194,7 +194,7 @@ func newFixture(t *testing.T, h http.HandlerFunc, gate PushGate, refused func(st
 // TestServerCredential: the sandbox's Authorization is dropped and the
 // user's added; the request goes to the named host whatever Host it
 // names, never asking for a part of the answer; the answer's headers and
-// body carry the token masked; a redirect
+// body carry the token masked, and no cookie; a redirect
 // comes back as it is, not followed.
 func TestServerCredential(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
@@ -203,6 +203,7 @@ func TestServerCredential(t *testing.T) {
 			return
 		}
 		w.Header().Set("X-Echo", r.Header.Get("Authorization"))
+		http.SetCookie(w, &http.Cookie{Name: "session", Value: "a-session-of-the-users"})
 		io.WriteString(w, "you sent "+r.Header.Get("Authorization")+" and "+testToken)
 	}, nil, nil)
 	req, _ := http.NewRequest("GET", "https://forge.example/repo.git/info/refs?service=git-upload-pack", nil)
@@ -225,6 +226,9 @@ func TestServerCredential(t *testing.T) {
 	}
 	if r.Host == "evil.example" || r.URL.RawQuery != "service=git-upload-pack" {
 		t.Errorf("the forge got Host %q, query %q", r.Host, r.URL.RawQuery)
+	}
+	if c := resp.Header.Values("Set-Cookie"); len(c) > 0 {
+		t.Errorf("a cookie the forge set for the user's credential reached the sandbox: %q", c)
 	}
 	if strings.Contains(string(body), testToken) || strings.Contains(resp.Header.Get("X-Echo"), "dGVzdGVy") {
 		t.Errorf("the token reached the sandbox: %q, %q", body, resp.Header.Get("X-Echo"))

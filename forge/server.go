@@ -189,7 +189,7 @@ func (hp *hostProxy) maskText(s string) string {
 }
 
 // masked passes an answer on with the credential masked in its headers and
-// body. A protocol switch would leave a stream the mask does not read, and
+// body, and without the cookies the forge sets. A protocol switch would leave a stream the mask does not read, and
 // a body in a coding the transport did not decode one it cannot read: both
 // are refused.
 func (hp *hostProxy) masked(resp *http.Response) error {
@@ -199,6 +199,10 @@ func (hp *hostProxy) masked(resp *http.Response) error {
 	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		return fmt.Errorf("answered in the content coding %q, which the launcher cannot read for its credential", ce)
 	}
+	// A cookie the forge sets for a request it took the user's
+	// credential for may be a session of the user's, which would outlive
+	// the sandbox like the token: git and the API clients need none.
+	resp.Header.Del("Set-Cookie")
 	hp.masker.header(resp.Header)
 	resp.Trailer = nil
 	resp.Body = hp.masker.reader(resp.Body)
