@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -192,6 +193,11 @@ func doctorCmd(fs *flag.FlagSet, e env) func([]string) int {
 		}
 		if c != nil {
 			findings = append(findings, doctor.Allowlist(c))
+			if c.NetworkMode() == sandbox.NetworkAllowlist {
+				for _, fc := range launcher.FindForgeCredentials(context.Background(), c, e.launchEnv.Env) {
+					findings = append(findings, doctor.Forge(fc.Forge, fc.Credential, fc.Err))
+				}
+			}
 		}
 		findings = append(findings, doctor.UpstreamProxy(e.launchEnv.Env, c == nil || c.NetworkMode() == sandbox.NetworkAllowlist || c.CredentialMode() == sandbox.CredentialsProxy))
 		if checked, err := launcher.Check(p, nil, e.launchEnv); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
+	"github.com/claude-sandbox/claude-sandbox/forge"
 	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
@@ -391,4 +392,16 @@ func WorkspaceCase(dir string) Finding {
 		return Finding{OK: true, Name: "workspace case", Detail: fmt.Sprintf("%s folds case (%s): the warden refuses every spelling of a protected name", dir, how)}
 	}
 	return Finding{OK: true, Name: "workspace case", Detail: fmt.Sprintf("%s is not known to fold case (%s)", dir, how)}
+}
+
+// Forge reports whether the launch finds a credential for the forge of a
+// forge line (ADR 0042), and where; never the credential. Without one the
+// session reaches the forge without a credential: a failure, since the
+// admin asked for one.
+func Forge(name string, cred *forge.Credential, err error) Finding {
+	if err != nil {
+		return Finding{Name: "forge " + name, Detail: err.Error(),
+			Fix: "give git a credential helper that answers for https://" + name + " (git credential fill), or remove the forge line"}
+	}
+	return Finding{OK: true, Name: "forge " + name, Detail: "credential from " + cred.Source + ", added outside to the sandbox's requests; it never enters"}
 }

@@ -37,6 +37,18 @@ type Proxy struct {
 	// request costs the launcher two descriptors); one more is answered
 	// 503 and closed. 0 means DefaultMaxConns.
 	MaxConns int
+	// Terminator takes the tunnels the policy allowed to the hosts whose
+	// TLS the launcher ends itself (package forge, ADR 0042); nil: every
+	// tunnel carries bytes the proxy never reads.
+	Terminator Terminator
+}
+
+// Terminator serves the client's side of tunnels to some hosts itself.
+type Terminator interface {
+	Terminates(host string, port int) bool
+	// ServeTunnel serves client, to which the proxy answered the CONNECT,
+	// until it is done, and closes it.
+	ServeTunnel(client net.Conn, host string, port int)
 }
 
 // DefaultMaxConns bounds the allowlist proxy's connections: a package
@@ -262,6 +274,10 @@ func (h *handler) connect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "claude-sandbox: CONNECT needs host:port", http.StatusBadRequest)
 		return
 	}
+	if t := h.p.Terminator; t != nil && t.Terminates(host, port) {
+		h.terminate(w, t, host, port)
+		return
+	}
 	upstream, status, err := h.p.open(r.Context(), host, port)
 	if err != nil {
 		h.p.refuse(w, status, host, port, err.Error())
@@ -293,6 +309,43 @@ func (h *handler) connect(w http.ResponseWriter, r *http.Request) {
 	io.Copy(client, upstream)
 	closeWrite(client)
 	<-done
+}
+
+// terminate answers a CONNECT the policy allows and hands the connection
+// to t, which connects to the host itself, per request (Open).
+func (h *handler) terminate(w http.ResponseWriter, t Terminator, host string, port int) {
+	if err := h.p.Policy.Allows(host, port, hostaddr.Tunnel); err != nil {
+		h.p.refuse(w, http.StatusForbidden, host, port, err.Error())
+		return
+	}
+	client, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		client.Close()
+		return
+	}
+	t.ServeTunnel(&bufferedConn{Conn: client, r: buf.Reader}, host, port)
+}
+
+// bufferedConn reads first what the server's buffer holds: bytes the
+// client sent before the proxy answered.
+type bufferedConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// Open connects to host:port as a tunnel the policy allows would: for a
+// Terminator, which opens its own connections to the host.
+func (p *Proxy) Open(ctx context.Context, host string, port int) (net.Conn, error) {
+	c, status, err := p.open(ctx, host, port)
+	if status == http.StatusForbidden && p.Log != nil {
+		p.Log.Record(host, port, err.Error())
+	}
+	return c, err
 }
 
 // closeWrite passes an end of stream on while the other direction goes on.

@@ -27,6 +27,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/doctor"
 	"github.com/claude-sandbox/claude-sandbox/envproxy"
+	"github.com/claude-sandbox/claude-sandbox/forge"
 	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
@@ -91,6 +92,9 @@ type Prepared struct {
 	// background service's credential proxy, not one of its own (open
 	// mode): Claude Code's sessions keep the gateway of their client.
 	SharedGateway bool
+	// forge is the launch's certificate authority for the forge hosts; nil
+	// without forge lines (ADR 0042).
+	forge *forge.Authority
 }
 
 // Prepare checks everything a launch needs and returns the plan, without
@@ -155,6 +159,9 @@ func (pr *Prepared) settleProxies(env launchenv.Env) error {
 		pr.Launch.AuthToken = authproxy.NewPlaceholder()
 		// The real port is chosen when the launch listens (open mode).
 		pr.Launch.AuthAddr = "127.0.0.1:0"
+	}
+	if pr.forge, pr.Launch.ForgeCA, err = forgeAuthority(pr.Conf); err != nil {
+		return err
 	}
 	if pr.Credential != nil || pr.Conf.NetworkMode() == sandbox.NetworkAllowlist {
 		if pr.Via, err = envproxy.FromEnviron(env); err != nil {
@@ -271,10 +278,15 @@ func launch(p host.Paths, args []string, env launchenv.Given, stderr io.Writer, 
 	}
 	defer term.close()
 	stderr = term.messages(stderr)
+	pushRules, err := pr.Conf.PushRules()
+	if err != nil {
+		return 0, err
+	}
 	svc, err := newServices(pr, authL, c.conns, stderr)
 	if err != nil {
 		return 0, err
 	}
+	terminate(svc.egress, pr.forgeServer(stderr), pushRules)
 	defer svc.close()
 	if err := bg.publishGateway(pr); err != nil {
 		return 0, err
@@ -466,7 +478,7 @@ func (in *bwrapInputs) closeChildEnds() {
 // close closes the launcher's descriptors; the control socket is the
 // services'.
 func (in *bwrapInputs) close() {
-	for _, f := range []*os.File{in.files[sandbox.ArgsFD-3], in.files[sandbox.SeccompFD-3], in.files[sandbox.GitConfigFD-3], in.statusR, in.blockW} {
+	for _, f := range []*os.File{in.files[sandbox.ArgsFD-3], in.files[sandbox.SeccompFD-3], in.files[sandbox.GitConfigFD-3], in.files[sandbox.ForgeCAFD-3], in.statusR, in.blockW} {
 		if f != nil {
 			f.Close()
 		}

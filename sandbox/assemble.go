@@ -44,6 +44,7 @@ func Assemble(c *Conf, s SessionEnv, l Launch, r *Resolved) *Plan {
 	p.Seccomp = seccompFilter
 	env := envFromCaller(c, c.NoForge || s.NoForge, l.Env)
 	p.Listen = network(p, c, l, env, r.credentials)
+	p.forge(c, r, env)
 	p.Egress = r.egress
 	names := make([]string, 0, len(env))
 	for n := range env {

@@ -49,6 +49,7 @@ type Conf struct {
 	AllowPreset          []Line   // allow-preset: named lists of package hosts the allowlist proxy lets through
 	AllowIP              []Line   // allow-ip: IP or CIDR the allowlist proxy may reach although not public
 	Credentials          string   // credentials: "proxy" or "inside"; empty means the default, proxy
+	Forge                []Line   // forge: HOST[:PORT] whose credential the launcher adds outside (ADR 0042)
 	PushRef              []Line   // push-ref: ref patterns a push to a forge may create or update
 	PushDelete           []Line   // push-delete: ref patterns a push to a forge may delete
 	PushForce            []Line   // push-force: ref patterns a push to a forge may move to a commit not descending from the old one

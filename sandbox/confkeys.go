@@ -141,6 +141,12 @@ var confKeys = []ConfKey{
 		Feature: "credentials", FeatureHelp: "proxy: Claude Code's login stays outside the sandbox and a proxy outside adds it to API requests. inside: the login enters the sandbox, as Bedrock, Vertex or an apiKeyHelper need (conf credentials).",
 	},
 	{
+		Name: "forge", Kind: KeyRepeatable, Arg: "HOST[:PORT]", check: checkForge,
+		Help:    ": a forge whose credential the launcher adds to the sandbox's git and API requests, outside (network = allowlist)",
+		lines:   func(c *Conf) *[]Line { return &c.Forge },
+		Feature: "forge", FeatureHelp: "Comma-separated forges (HOST or HOST:PORT, e.g. github.com) whose credential the launcher finds outside (git credential fill as the user, or the GitHub Action's job token) and adds to the sandbox's git and API requests: the token never enters (conf forge). Needs network allowlist.",
+	},
+	{
 		Name: "push-ref", Kind: KeyRepeatable, Arg: "PATTERN", check: checkPushPattern,
 		Help:    ": a ref a push to a forge may create or update (default: every branch but the default one)",
 		lines:   func(c *Conf) *[]Line { return &c.PushRef },

@@ -176,8 +176,11 @@ func (g *HomeGitConfig) explain() []string {
 func (p *Plan) FileContents() map[int][]byte {
 	out := map[int][]byte{}
 	for _, m := range p.Mounts {
-		if m.Op == OpFile && m.FD == GitConfigFD && p.GitConfig != nil {
+		switch {
+		case m.Op == OpFile && m.FD == GitConfigFD && p.GitConfig != nil:
 			out[m.FD] = p.GitConfig.Data
+		case m.Op == OpFile && m.FD == ForgeCAFD:
+			out[m.FD] = p.ForgeBundle
 		}
 	}
 	return out

@@ -29,6 +29,10 @@ type Launch struct {
 	// the launcher proxies the credential; "" when it does not.
 	AuthToken string
 	AuthAddr  string // the credential proxy's address in open mode
+	// ForgeCA is the certificate (PEM) of the launch's authority for the
+	// forge hosts, when the conf names forges; its key stays in the
+	// launcher (ADR 0042).
+	ForgeCA []byte
 	// Background is set in a launch that reaches Claude Code's background
 	// service (ADR 0026); nil in every other launch.
 	Background *Background
@@ -78,6 +82,9 @@ const (
 	// GitConfigFD is the content of the home's git configuration
 	// (HomeGitConfig), when the plan makes it.
 	GitConfigFD
+	// ForgeCAFD is the content of the sandbox's certificate bundle
+	// (ForgeCAFile), when the conf names forges.
+	ForgeCAFD
 	// InheritedFDs is how many descriptors bwrap inherits besides stdio.
 	InheritedFDs = iota
 )

@@ -99,6 +99,11 @@ func adminAllowlist(c *Conf) (*hostaddr.Allowlist, error) {
 		}
 		p.IPs = append(p.IPs, pfx)
 	}
+	hosts, err := ForgeHosts(c)
+	if err != nil {
+		return nil, err
+	}
+	forgeEgress(p, hosts)
 	return p, nil
 }
 

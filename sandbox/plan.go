@@ -28,6 +28,9 @@ type Plan struct {
 	// nil when share-home shares the user's own. bwrap reads its Data on
 	// GitConfigFD when it has any (a mount of RuleGitConfig).
 	GitConfig *HomeGitConfig
+	// ForgeBundle is the certificate bundle bwrap writes at ForgeCAFile
+	// from ForgeCAFD (a mount of RuleForgeCA); nil without forge lines.
+	ForgeBundle []byte
 
 	Command []string // what bwrap runs, after "--" on its command line: init, then Claude
 	Claude  []string // the command init execs
@@ -149,6 +152,7 @@ const (
 	RuleBackground      Rule = "background"       // the background service's shared sockets and the wrapper inside (ADR 0026)
 	RuleGitStore        Rule = "git-store"        // the git directories of repositories made inside, seen only inside (ADR 0034)
 	RuleGitConfig       Rule = "git-config"       // the home's git configuration, the allow-listed part of the user's
+	RuleForgeCA         Rule = "forge-ca"         // the certificate authorities the sandbox trusts with forge lines (ADR 0042)
 )
 
 // An EnvVar is one variable of the sandbox's environment.

@@ -30,6 +30,7 @@ type Resolved struct {
 	egress       *hostaddr.Allowlist // in allowlist mode
 	made         Made                // what the launch makes outside for the mounts
 	gitConfig    *HomeGitConfig      // the home's git configuration; nil when share-home shares the user's
+	forgeBundle  []byte              // the certificate authorities the sandbox trusts with forge lines; nil without
 }
 
 // Made is what the launch makes outside before bwrap starts.
@@ -68,6 +69,8 @@ func Resolve(c *Conf, s SessionEnv, l Launch) (*Resolved, error) {
 	roots := r.allowWrites(c, l, protect, &refused)
 	refused.add(r.protections(roots, protect, l))
 	r.gitConfig, err = homeGitConfig(c, l)
+	refused.add(err)
+	r.forgeBundle, err = resolveForge(c, l)
 	refused.add(err)
 	refused.add(checkInsideSettings(l))
 	refused.add(r.credentialsFile(l))

@@ -325,6 +325,7 @@ func commands(t *testing.T) map[string]func(ts *testscript.TestScript, neg bool,
 		"serve-release":        serveRelease,
 		"serve-standin":        serveStandin,
 		"serve-token-endpoint": serveTokenEndpoint,
+		"serve-forge":          serveForge,
 		"hostile":              hostile,
 		"own-copies":           ownCopies,
 	}

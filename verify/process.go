@@ -231,6 +231,7 @@ func secretVariables(f *facts) (string, error) {
 	var allowed, leaked []string
 	seen := map[string]bool{}
 	proxied := f.sessionToken() != ""
+	start := envlist.Map(f.startEnv)
 	for _, name := range envlist.Names(append(append([]string{}, f.startEnv...), f.environ...)) {
 		if seen[name] || !looksSecret(name) {
 			continue
@@ -239,6 +240,8 @@ func secretVariables(f *facts) (string, error) {
 		switch {
 		case name == "ANTHROPIC_AUTH_TOKEN" && proxied:
 			allowed = append(allowed, name+" (the launcher's session token)")
+		case start[name] == sandbox.ForgePlaceholder:
+			allowed = append(allowed, name+" (the forge placeholder: the credential stays outside, ADR 0042)")
 		case sandbox.PassedByDefault(name):
 			allowed = append(allowed, name+" (passed by design)")
 		case passEnv[name]:

@@ -63,6 +63,7 @@ var environOutsideDoor = map[string]string{
 	"internal/shellcmd/shellcmd.go":             "parses shell words, whose NAME=value assignments are a command's, not the launch's",
 	"gitconfig/keys.go":                         "parses git configuration values",
 	"warden/index.go":                           "parses a key=value file of the warden's own",
+	"forge/credential.go":                       "parses git credential's key=value answer, and gives git credential the launch's environment it was handed",
 }
 
 // TestEnvironDoor fails when a package other than the door reads the

@@ -33,7 +33,7 @@ var layers = []struct {
 	{"leaves: one small job each, nothing of the module below them",
 		[]string{"internal/atomicfile", "internal/connlimit", "internal/envlist", "internal/foldname", "internal/launchenv", "internal/gitindex", "internal/hostaddr", "internal/layout", "internal/mountinfo", "internal/namerule", "internal/plainfile", "internal/procstatus", "internal/seccompbpf", "internal/shellcmd", "internal/termtext"}},
 	{"parts with one subject each: formats, the proxies' and the warden's engines, the feature's metadata, and test seams",
-		[]string{"jsonc", "templates", "gitconfig", "envproxy", "authproxy", "forgepush", "warden", "features", "gate", "statusline", "workflows",
+		[]string{"jsonc", "templates", "gitconfig", "envproxy", "authproxy", "forge", "forgepush", "warden", "features", "gate", "statusline", "workflows",
 			"internal/layout/layouttest", "envproxy/proxytest", "testscripts/casefs"}},
 	{"the policy as data, the egress proxy, and the feature's packaging",
 		[]string{"sandbox", "egress", "features/packaging"}},

@@ -1,0 +1,149 @@
+package testscripts
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/cgi"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// serveForge NAME ROOT serves the bare repositories under ROOT as a forge
+// does: git's http-backend over https at https://localhost:$NAME_PORT, with
+// a certificate of a CA the script makes ($NAME_CA, the PEM), answering
+// only requests with Basic tester:$NAME_TOKEN, a token made for this run
+// (so no file older than the script holds it). $NAME_TOKEN_RE and
+// $NAME_BASIC_RE are regular expressions for the token and its Basic
+// header's base64 that do not contain them. /echo answers 500 with the
+// request's headers, the Basic password decoded: an error page that shows
+// what it got. /redirect/PATH answers 302 to PATH on a second, plain http
+// server at $NAME_OTHER_PORT, which appends each request's path and
+// Authorization to $NAME_OTHER_LOG.
+func serveForge(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: serve-forge NAME ROOT")
+	}
+	name, root := args[0], ts.MkAbs(args[1])
+	raw := make([]byte, 16)
+	rand.Read(raw)
+	token := "forgetok" + hex.EncodeToString(raw)
+	basicValue := base64.StdEncoding.EncodeToString([]byte("tester:" + token))
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	ts.Check(err)
+	backend := &cgi.Handler{
+		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
+		Root: "/",
+		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "REMOTE_USER=tester"},
+	}
+
+	otherLog := ts.MkAbs(name + "-other.log")
+	ts.Check(os.WriteFile(otherLog, nil, 0o644))
+	var mu sync.Mutex
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	otherSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		f, err := os.OpenFile(otherLog, os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			fmt.Fprintf(f, "%s authorization=%s\n", r.URL.Path, r.Header.Get("Authorization"))
+			f.Close()
+		}
+		http.Error(w, "not here", http.StatusNotFound)
+	})}
+	go otherSrv.Serve(other)
+	ts.Defer(func() { otherSrv.Close() })
+	otherPort := strconv.Itoa(other.Addr().(*net.TCPAddr).Port)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		keys := make([]string, 0, len(r.Header))
+		for k := range r.Header {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "%s: %s\n", strings.ToLower(k), strings.Join(r.Header[k], ", "))
+		}
+		if _, pw, ok := r.BasicAuth(); ok {
+			fmt.Fprintf(w, "password: %s\n", pw)
+		}
+	})
+	mux.HandleFunc("/redirect/", func(w http.ResponseWriter, r *http.Request) {
+		to := "http://localhost:" + otherPort + strings.TrimPrefix(r.URL.Path, "/redirect")
+		if r.URL.RawQuery != "" {
+			to += "?" + r.URL.RawQuery
+		}
+		http.Redirect(w, r, to, http.StatusFound)
+	})
+	mux.Handle("/", backend)
+	secure := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Basic "+basicValue {
+			w.Header().Set("WWW-Authenticate", `Basic realm="forge"`)
+			http.Error(w, "a token is needed", http.StatusUnauthorized)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+
+	caPEM, cert := forgeCertificates(ts)
+	ca := ts.MkAbs(name + ".ca.pem")
+	ts.Check(os.WriteFile(ca, caPEM, 0o644))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	srv := &http.Server{Handler: secure, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+	go srv.ServeTLS(ln, "", "")
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv(name+"_PORT", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	ts.Setenv(name+"_CA", ca)
+	ts.Setenv(name+"_TOKEN", token)
+	ts.Setenv(name+"_TOKEN_RE", bracketLast(token))
+	ts.Setenv(name+"_BASIC_RE", bracketLast(strings.TrimRight(basicValue, "=")))
+	ts.Setenv(name+"_OTHER_PORT", otherPort)
+	ts.Setenv(name+"_OTHER_LOG", otherLog)
+}
+
+// bracketLast is s as a regular expression whose text is not s: its last
+// character in brackets.
+func bracketLast(s string) string {
+	return s[:len(s)-1] + "[" + s[len(s)-1:] + "]"
+}
+
+// forgeCertificates are a CA made for the script (its PEM) and a server
+// certificate it signed for localhost.
+func forgeCertificates(ts *testscript.TestScript) ([]byte, tls.Certificate) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ts.Check(err)
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test forge CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &key.PublicKey, key)
+	ts.Check(err)
+	caCert, err := x509.ParseCertificate(caDER)
+	ts.Check(err)
+	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, caCert, &key.PublicKey, key)
+	ts.Check(err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key}
+}
