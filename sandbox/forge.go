@@ -23,11 +23,6 @@ type ForgeHost struct {
 	Line Line
 }
 
-// forgeAPIHosts are the forges whose REST and GraphQL API is on a host of
-// its own. Other forges (GitLab, Gitea, GitHub Enterprise Server) serve
-// theirs below the forge's host.
-var forgeAPIHosts = map[string]string{"github.com": "api.github.com"}
-
 // ForgeCAFile is where the sandbox finds the certificate authorities it
 // trusts when forge lines are set: the system's, and the launch's own.
 const ForgeCAFile = "/run/claude-sandbox/forge-ca.pem"
@@ -35,17 +30,6 @@ const ForgeCAFile = "/run/claude-sandbox/forge-ca.pem"
 // ForgePlaceholder is what a client that insists on a token (gh) gets in
 // its place: the launcher drops it from every request and adds the user's.
 const ForgePlaceholder = "claude-sandbox-forge-placeholder"
-
-// systemCABundles are where the system keeps its certificate authorities in
-// one file, as Go's crypto/x509 looks for them on Linux.
-var systemCABundles = []string{
-	"/etc/ssl/certs/ca-certificates.crt",
-	"/etc/pki/tls/certs/ca-bundle.crt",
-	"/etc/ssl/ca-bundle.pem",
-	"/etc/pki/tls/cacert.pem",
-	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
-	"/etc/ssl/cert.pem",
-}
 
 // ForgeHosts are the hosts of the conf's forge lines, each once, in order.
 func ForgeHosts(c *Conf) ([]ForgeHost, error) {

@@ -431,3 +431,19 @@ var (
 	allProxyVars = []string{"ALL_PROXY", "all_proxy"}
 	noProxyVars  = []string{"NO_PROXY", "no_proxy"}
 )
+
+// forgeAPIHosts are the forges whose REST and GraphQL API is on a host of
+// its own. Other forges (GitLab, Gitea, GitHub Enterprise Server) serve
+// theirs below the forge's host.
+var forgeAPIHosts = map[string]string{"github.com": "api.github.com"}
+
+// systemCABundles are where the system keeps its certificate authorities in
+// one file, as Go's crypto/x509 looks for them on Linux.
+var systemCABundles = []string{
+	"/etc/ssl/certs/ca-certificates.crt",
+	"/etc/pki/tls/certs/ca-bundle.crt",
+	"/etc/ssl/ca-bundle.pem",
+	"/etc/pki/tls/cacert.pem",
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+	"/etc/ssl/cert.pem",
+}
