@@ -26,12 +26,12 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/doctor"
-	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
@@ -83,7 +83,7 @@ type Prepared struct {
 	Upstream   *url.URL              // where the credential proxy sends the login; nil with no Credential
 	// Via is the launching environment's proxy, which the launcher's
 	// proxies go through; nil when neither runs.
-	Via *envproxy.Settings
+	Via *upstreamproxy.Settings
 	// Siblings are the directories a launch of background sessions shares
 	// with the other sandboxes of its user and workspace; nil otherwise.
 	Siblings *warden.Siblings
@@ -157,7 +157,7 @@ func (pr *Prepared) settleProxies(env launchenv.Env) error {
 		pr.Launch.AuthAddr = "127.0.0.1:0"
 	}
 	if pr.Credential != nil || pr.Conf.NetworkMode() == sandbox.NetworkAllowlist {
-		if pr.Via, err = envproxy.FromEnviron(env); err != nil {
+		if pr.Via, err = upstreamproxy.FromEnviron(env); err != nil {
 			return err
 		}
 	}
