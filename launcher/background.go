@@ -19,6 +19,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
@@ -134,9 +135,9 @@ func (d *bgDirs) hiddenInside(plan *sandbox.Plan) error {
 	masked := false
 	for _, m := range plan.Mounts {
 		switch {
-		case m.Op == sandbox.OpTmpfs && m.Rule == sandbox.RuleMask && within(base, m.Dest):
+		case m.Op == sandbox.OpTmpfs && m.Rule == sandbox.RuleMask && subtree.Of(m.Dest).Contains(base):
 			masked = true
-		case m.Source != "" && m.Rule != sandbox.RuleRoot && !(m.Rule == sandbox.RuleBackground && m.Source == d.sockets) && (within(base, m.Source) || within(m.Source, base)):
+		case m.Source != "" && m.Rule != sandbox.RuleRoot && !(m.Rule == sandbox.RuleBackground && m.Source == d.sockets) && (subtree.Of(m.Source).Contains(base) || subtree.Of(base).Contains(m.Source)):
 			return fmt.Errorf("background sessions are refused: %s, where the launcher keeps what the sandbox must not reach, overlaps %s, which the sandbox sees (%s)", base, m.Source, m.Rule)
 		}
 	}
@@ -144,11 +145,6 @@ func (d *bgDirs) hiddenInside(plan *sandbox.Plan) error {
 		return fmt.Errorf("background sessions are refused: %s, where the launcher keeps what the sandbox must not reach, is not under one of the sandbox's masks", base)
 	}
 	return nil
-}
-
-// within says whether path is dir or below it.
-func within(path, dir string) bool {
-	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }
 
 // errServiceRuns ends a second service launch for a workspace: not a failure.

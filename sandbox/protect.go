@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -286,10 +287,9 @@ func resolvePrefix(p string) string {
 	}
 }
 
-// within reports whether p is dir or below it.
-func within(dir, p string) bool {
-	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
-}
+// within reports whether p is dir or below it: subtree's one rule, the
+// directory first.
+func within(dir, p string) bool { return subtree.Of(dir).Contains(p) }
 
 func underAny(p string, dirs []string) bool {
 	for _, d := range dirs {
