@@ -27,6 +27,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/doctor"
 	"github.com/claude-sandbox/claude-sandbox/host"
+	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
@@ -790,27 +791,23 @@ func storePoint(p string) error {
 }
 
 // copyFile replaces to with a copy of from, a regular file (not a link)
-// of at most maxCopiedFile bytes, in one rename: a sandbox already running
-// never reads half a copy.
+// of at most maxCopiedFile bytes, readable and writable by the user only
+// (copiedFileMode), as atomicfile replaces a file: a sandbox already
+// running never reads half a copy, a launch that ends at any point leaves
+// the old copy or the new, and a link a session left at to is replaced,
+// never written through.
 func copyFile(from, to string) error {
 	data, err := plainfile.Read(from, plainfile.Limits{Max: maxCopiedFile, Owner: plainfile.AnyOwner})
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(to), filepath.Base(to)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), to)
+	return atomicfile.Write(to, data, copiedFileMode)
 }
+
+// copiedFileMode is a copy's mode, whatever the umask: a repository's
+// config can hold credentials (a remote's URL with a token), and the
+// sandbox writes its own copy.
+const copiedFileMode = 0o600
 
 // maxCopiedFile bounds a repository's config the launch copies into the git
 // store: git's are kilobytes, and the session may have written this one.
