@@ -33,7 +33,6 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/upstreamproxy"
-	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
 )
 
@@ -85,14 +84,16 @@ type Prepared struct {
 	// Via is the launching environment's proxy, which the launcher's
 	// proxies go through; nil when neither runs.
 	Via *upstreamproxy.Settings
-	// Siblings are the directories a launch of background sessions shares
-	// with the other sandboxes of its user and workspace; nil otherwise.
-	Siblings *warden.Siblings
-	// SharedGateway says the sandbox reaches Claude's API through the
-	// background service's credential proxy, not one of its own (open
-	// mode): Claude Code's sessions keep the gateway of their client.
-	SharedGateway bool
+	// Running is what the plan holds that only a running service or
+	// listener tells: as settle expects it until the launch settles it
+	// (settleRunning). Every plan and resolution reads it with Launch
+	// (facts).
+	Running running
 }
+
+// facts are the launch's facts with what its services tell: what the
+// sandbox package plans from.
+func (pr *Prepared) facts() sandbox.Launch { return pr.Running.launch(pr.Launch) }
 
 // Prepare checks everything a launch needs and returns the plan, without
 // changing anything. `claude-sandbox argv` prints what it returns.
@@ -101,7 +102,7 @@ func Prepare(p host.Paths, args []string, env launchenv.Given) (*Prepared, error
 	if err != nil {
 		return nil, err
 	}
-	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
+	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.facts(), pr.Resolved)
 	return pr, nil
 }
 
@@ -133,7 +134,7 @@ func settle(p host.Paths, args []string, env launchenv.Given) (*Prepared, error)
 	if err := pr.settleProxies(env.Env); err != nil {
 		return nil, err
 	}
-	if pr.Resolved, err = sandbox.Resolve(c, s, pr.Launch); err != nil {
+	if pr.Resolved, err = sandbox.Resolve(c, s, pr.facts()); err != nil {
 		return nil, err
 	}
 	return pr, nil
@@ -153,9 +154,8 @@ func (pr *Prepared) settleProxies(env launchenv.Env) error {
 		if pr.Upstream, err = upstream(env); err != nil {
 			return err
 		}
-		pr.Launch.AuthToken = authproxy.NewPlaceholder()
 		// The real port is chosen when the launch listens (open mode).
-		pr.Launch.AuthAddr = "127.0.0.1:0"
+		pr.Running.gateway = gateway{Token: authproxy.NewPlaceholder(), Addr: "127.0.0.1:0"}
 	}
 	if pr.Credential != nil || pr.Conf.NetworkMode() == sandbox.NetworkAllowlist {
 		if pr.Via, err = upstreamproxy.FromEnviron(env); err != nil {
@@ -187,7 +187,7 @@ func (pr *Prepared) placeLogin() error {
 	}
 	// Keep made the file the sandbox covers: the plan must see it.
 	var err error
-	pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.Launch)
+	pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.facts())
 	return err
 }
 
@@ -277,7 +277,7 @@ func launch(p host.Paths, args []string, env launchenv.Given, stderr io.Writer, 
 		return 0, err
 	}
 	defer svc.close()
-	if err := bg.publishGateway(pr); err != nil {
+	if err := bg.publishGateway(pr.Running.gateway); err != nil {
 		return 0, err
 	}
 	<-reserved
@@ -292,9 +292,8 @@ func launch(p host.Paths, args []string, env launchenv.Given, stderr io.Writer, 
 }
 
 // assemble settles what the plan holds that only a running service or
-// listener tells (the background role and its gateway, the credential
-// proxy's port), then assembles the launch's one plan, whose held files
-// must each have one name. The launch owns
+// listener tells (settleRunning), then assembles the launch's one plan
+// from it, whose held files must each have one name. The launch owns
 // what it returns: the background launch (nil for a plain one) and the
 // credential proxy's listener (nil but in open mode).
 func (pr *Prepared) assemble(r role, env launchenv.Given, stderr io.Writer) (bg *bgLaunch, authL net.Listener, err error) {
@@ -307,15 +306,12 @@ func (pr *Prepared) assemble(r role, env launchenv.Given, stderr io.Writer) (bg 
 			bg, authL = nil, nil
 		}
 	}()
-	if r != plainLaunch {
-		if bg, err = startBackground(pr, r, env, stderr); err != nil {
-			return nil, nil, err
-		}
+	var run running
+	if run, bg, authL, err = pr.settleRunning(r, env, stderr); err != nil {
+		return bg, authL, err
 	}
-	if authL, err = listenCredentialProxy(pr); err != nil {
-		return bg, nil, err
-	}
-	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
+	pr.Running = run
+	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.facts(), pr.Resolved)
 	if err = heldHaveOneName(pr.Plan); err != nil {
 		return bg, authL, err
 	}
@@ -768,7 +764,7 @@ func (pr *Prepared) makeMountPoints() error {
 		return nil
 	}
 	var err error
-	pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.Launch)
+	pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.facts())
 	return err
 }
 

@@ -19,19 +19,18 @@ import (
 const DefaultUpstream = "https://api.anthropic.com"
 
 // listenCredentialProxy opens, in open mode, the credential proxy's
-// listener on the container's loopback, and settles its address in the
-// launch's facts before the plan is assembled. In allowlist mode the
-// proxy listens inside, at a fixed address (sandbox.Listener); a client
-// of the background service uses the service's (adoptGateway).
-func listenCredentialProxy(pr *Prepared) (net.Listener, error) {
-	if pr.Credential == nil || pr.SharedGateway || pr.Conf.NetworkMode() == sandbox.NetworkAllowlist {
+// listener on the container's loopback, whose address the plan gives
+// Claude. In allowlist mode the proxy listens inside, at a fixed address
+// (sandbox.Listener); a client of the background service uses the
+// service's (shared: adoptGateway).
+func listenCredentialProxy(pr *Prepared, shared bool) (net.Listener, error) {
+	if pr.Credential == nil || shared || pr.Conf.NetworkMode() == sandbox.NetworkAllowlist {
 		return nil, nil
 	}
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("the credential proxy cannot listen on loopback: %w", err)
 	}
-	pr.Launch.AuthAddr = l.Addr().String()
 	return l, nil
 }
 
@@ -41,8 +40,8 @@ func listenCredentialProxy(pr *Prepared) (net.Listener, error) {
 func newProxies(pr *Prepared, conns connBounds, stderr io.Writer) (*authproxy.Server, *egress.Proxy) {
 	var auth *authproxy.Server
 	var eg *egress.Proxy
-	if pr.Credential != nil && !pr.SharedGateway {
-		auth = &authproxy.Server{Upstream: pr.Upstream, Credential: pr.Credential, Placeholder: pr.Launch.AuthToken, TokenURL: authproxy.TokenURL,
+	if pr.Credential != nil && !pr.Running.shared {
+		auth = &authproxy.Server{Upstream: pr.Upstream, Credential: pr.Credential, Placeholder: pr.Running.gateway.Token, TokenURL: authproxy.TokenURL,
 			Dial: pr.Via.Dialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext), MaxConns: conns.auth}
 	}
 	if pr.Plan.Egress != nil {

@@ -30,7 +30,7 @@ func wardenRules(pr *Prepared, stderr io.Writer) (warden.Rules, *egress.Log) {
 		rules.GitStore = &warden.GitStore{Dir: pr.Plan.GitStore, Inside: layout.InsideGitStore}
 	}
 	rules.PrivateNetwork = pr.Plan.PrivateNetwork()
-	rules.Siblings = pr.Siblings
+	rules.Siblings = pr.Running.siblings
 	return rules, &egress.Log{Path: filepath.Join(pr.Launch.Home, layout.DenialsLog), Workspace: pr.Plan.Workspace, Errors: stderr}
 }
 
