@@ -79,6 +79,10 @@ add_list --protect "${INPUT_PROTECT:-}"
 add_list --allow-domain "${INPUT_ALLOW_DOMAIN:-}"
 add_list --allow-preset "${INPUT_ALLOW_PRESET:-}"
 add_list --allow-ip "${INPUT_ALLOW_IP:-}"
+add_list --forge "${INPUT_FORGE:-}"
+add_list --push-ref "${INPUT_PUSH_REF:-}"
+add_list --push-delete "${INPUT_PUSH_DELETE:-}"
+add_list --push-force "${INPUT_PUSH_FORCE:-}"
 if [ -n "$set_args" ]; then
 	old_ifs=$IFS
 	IFS='

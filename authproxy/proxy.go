@@ -45,7 +45,7 @@ type Server struct {
 	Transport   http.RoundTripper // nil means a transport of our own, which connects with Dial
 	// Dial connects the transport of our own to the upstream and the token
 	// endpoint: through the launching environment's proxy, where it names
-	// one (package envproxy). nil means directly.
+	// one (package upstreamproxy). nil means directly.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxConns is how many connections Serve holds at once (each costs
 	// the launcher two descriptors while proxied); one more is answered
@@ -256,7 +256,7 @@ func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error
 // unreachable says why the API could not be reached. A certificate that
 // does not verify is described, not quoted: behind a proxy that inspects
 // TLS it is the proxy's, and its names and authority name the proxy.
-// envproxy's errors name nothing of the proxy already.
+// upstreamproxy's errors name nothing of the proxy already.
 func unreachable(err error) string {
 	var host x509.HostnameError
 	var unknown x509.UnknownAuthorityError

@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
-	"github.com/claude-sandbox/claude-sandbox/envproxy"
-	"github.com/claude-sandbox/claude-sandbox/envproxy/proxytest"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy/proxytest"
 )
 
 // The credential proxy reaches the API through the launching environment's
@@ -39,7 +39,7 @@ func TestThroughUpstreamProxy(t *testing.T) {
 		{"alice:s3cret@", "refused.example.test", "502 Bad Gateway", "claude-sandbox: the credential proxy cannot reach http://refused.example.test: the upstream proxy (HTTPS_PROXY) refused: 403 Forbidden\""},
 		{"alice:s3cret@", "garbled.example.test", "502 Bad Gateway", "claude-sandbox: the credential proxy cannot reach http://garbled.example.test: the upstream proxy (HTTPS_PROXY) answered CONNECT with something other than HTTP\""},
 	} {
-		settings, err := envproxy.FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=http://" + c.creds + l.Addr().String()}))
+		settings, err := upstreamproxy.FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=http://" + c.creds + l.Addr().String()}))
 		if err != nil {
 			t.Fatal(err)
 		}

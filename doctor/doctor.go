@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/forge"
 	"github.com/claude-sandbox/claude-sandbox/internal/foldname"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
@@ -19,6 +18,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/procstatus"
 	"github.com/claude-sandbox/claude-sandbox/internal/termtext"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 )
 
@@ -344,7 +344,7 @@ func Allowlist(c *sandbox.Conf) Finding {
 // proxies go through; used says whether either runs under the conf. The
 // credentials in the variables are never shown.
 func UpstreamProxy(env launchenv.Env, used bool) Finding {
-	s, err := envproxy.FromEnviron(env)
+	s, err := upstreamproxy.FromEnviron(env)
 	switch {
 	case err != nil && used:
 		return Finding{Name: "upstream proxy", Detail: err.Error(), Fix: "set the variable to http://[USER:PASSWORD@]HOST:PORT, or unset it"}

@@ -18,9 +18,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/internal/connlimit"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy"
 )
 
 // Proxy serves the allowlist to one sandbox.
@@ -32,7 +32,7 @@ type Proxy struct {
 	// Upstream is the launching environment's proxy. A destination it
 	// covers is reached through it, by name, once the policy allowed the
 	// name: the upstream proxy resolves it (ADR 0021).
-	Upstream *envproxy.Settings // nil: every destination is dialled directly
+	Upstream *upstreamproxy.Settings // nil: every destination is dialled directly
 	// MaxConns is how many connections Serve holds at once (a tunnel or a
 	// request costs the launcher two descriptors); one more is answered
 	// 503 and closed. 0 means DefaultMaxConns.
@@ -101,15 +101,15 @@ func (p *Proxy) Serve(l net.Listener) error {
 		ErrorLog:      quiet,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			// Through the upstream proxy, net/http's own text may quote
-			// what the proxy wrote; envproxy's errors say what failed
+			// what the proxy wrote; upstreamproxy's errors say what failed
 			// without it.
-			var pe *envproxy.Error
+			var pe *upstreamproxy.Error
 			c, _ := r.Context().Value(checkedKey{}).(checked)
 			switch {
 			case errors.As(err, &pe):
 				err = pe
 			case c.via != nil:
-				err = envproxy.Broken(c.via, err)
+				err = upstreamproxy.Broken(c.via, err)
 			}
 			host, port, _ := target(r.URL)
 			p.refuse(w, http.StatusBadGateway, host, port, err.Error())
@@ -139,7 +139,7 @@ type handler struct {
 type checked struct {
 	addrs []netip.Addr
 	port  int
-	via   *envproxy.Proxy
+	via   *upstreamproxy.Proxy
 }
 
 type checkedKey struct{}
@@ -192,9 +192,9 @@ var relayed = []string{
 // status code, and for an answer that is not an error, the relayed headers
 // and the body. An error may be the proxy's own page, which names it and
 // often its user; the client gets the launcher's text in its place.
-func fromUpstream(resp *http.Response, via *envproxy.Proxy) error {
+func fromUpstream(resp *http.Response, via *upstreamproxy.Proxy) error {
 	if resp.StatusCode == http.StatusProxyAuthRequired {
-		return envproxy.Refusal(via, resp.StatusCode)
+		return upstreamproxy.Refusal(via, resp.StatusCode)
 	}
 	kept := make(http.Header, len(relayed))
 	for _, k := range relayed {
@@ -210,7 +210,7 @@ func fromUpstream(resp *http.Response, via *envproxy.Proxy) error {
 	resp.Body.Close()
 	host, port, _ := target(resp.Request.URL)
 	text := fmt.Sprintf("claude-sandbox: %s answered %s through the upstream proxy (%s); the answer's headers and body stay outside, as they may be the proxy's own\n",
-		net.JoinHostPort(host, strconv.Itoa(port)), envproxy.StatusText(resp.StatusCode), via.Var)
+		net.JoinHostPort(host, strconv.Itoa(port)), upstreamproxy.StatusText(resp.StatusCode), via.Var)
 	resp.Body = io.NopCloser(strings.NewReader(text))
 	resp.ContentLength = int64(len(text))
 	resp.Header = http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Content-Length": {strconv.Itoa(len(text))}}
@@ -260,7 +260,7 @@ func (h *handler) dialChecked(ctx context.Context, _, _ string) (net.Conn, error
 	if c.via != nil {
 		conn, err := h.p.dialer()(ctx, "tcp", c.via.Addr)
 		if err != nil {
-			return nil, envproxy.DialError(c.via, err)
+			return nil, upstreamproxy.DialError(c.via, err)
 		}
 		return conn, nil
 	}
@@ -366,7 +366,7 @@ func (p *Proxy) open(ctx context.Context, host string, port int) (net.Conn, int,
 		if err := p.Policy.Allows(host, port, hostaddr.Tunnel); err != nil {
 			return nil, http.StatusForbidden, err
 		}
-		c, err := envproxy.Tunnel(ctx, p.dialer(), via, net.JoinHostPort(host, strconv.Itoa(port)))
+		c, err := upstreamproxy.Tunnel(ctx, p.dialer(), via, net.JoinHostPort(host, strconv.Itoa(port)))
 		if err != nil {
 			return nil, http.StatusBadGateway, err
 		}
@@ -383,7 +383,7 @@ func (p *Proxy) open(ctx context.Context, host string, port int) (net.Conn, int,
 	return c, 0, nil
 }
 
-func (p *Proxy) dialer() envproxy.DialFunc {
+func (p *Proxy) dialer() upstreamproxy.DialFunc {
 	if p.Dial != nil {
 		return p.Dial
 	}

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claude-sandbox/claude-sandbox/envproxy"
-	"github.com/claude-sandbox/claude-sandbox/envproxy/proxytest"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy/proxytest"
 )
 
 // BenchmarkUpstreamTunnel opens CONNECT tunnels through the allowlist proxy
@@ -44,11 +44,11 @@ func BenchmarkUpstreamTunnel(b *testing.B) {
 	}
 	defer cl.Close()
 	go corp.Serve(cl)
-	settings, err := envproxy.FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=http://alice:s3cret@" + cl.Addr().String()}))
+	settings, err := upstreamproxy.FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=http://alice:s3cret@" + cl.Addr().String()}))
 	if err != nil {
 		b.Fatal(err)
 	}
-	serve := func(up *envproxy.Settings) string {
+	serve := func(up *upstreamproxy.Settings) string {
 		p := &Proxy{
 			Policy:   Policy{Domains: []hostaddr.Domain{{Host: "echo.test", Port: port}}, IPs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
 			Resolve:  fakeDNS(map[string][]string{"echo.test": {"127.0.0.1"}}),

@@ -13,16 +13,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claude-sandbox/claude-sandbox/envproxy"
-	"github.com/claude-sandbox/claude-sandbox/envproxy/proxytest"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy/proxytest"
 )
 
 // corporate starts an origin and an upstream proxy in front of it that
 // requires alice's credentials, and returns the proxy's log and the
 // environment that names it with creds.
-func corporate(t *testing.T, creds string) (*proxytest.Server, *envproxy.Settings, string) {
+func corporate(t *testing.T, creds string) (*proxytest.Server, *upstreamproxy.Settings, string) {
 	t.Helper()
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ORIGIN "+r.Host+r.URL.Path)
@@ -35,7 +35,7 @@ func corporate(t *testing.T, creds string) (*proxytest.Server, *envproxy.Setting
 	}
 	t.Cleanup(func() { l.Close() })
 	go srv.Serve(l)
-	settings, err := envproxy.FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=http://" + creds + l.Addr().String(), "HTTP_PROXY=http://" + creds + l.Addr().String(), "NO_PROXY=internal.test"}))
+	settings, err := upstreamproxy.FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=http://" + creds + l.Addr().String(), "HTTP_PROXY=http://" + creds + l.Addr().String(), "NO_PROXY=internal.test"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestUpstreamProxyCredentials(t *testing.T) {
 // An upstream proxy that does not answer: a 502 naming the variable, not
 // the address.
 func TestUpstreamProxyUnreachable(t *testing.T) {
-	settings, err := envproxy.FromEnviron(launchenv.Read([]string{"HTTP_PROXY=http://alice:s3cret@127.0.0.1:1", "HTTPS_PROXY=http://alice:s3cret@127.0.0.1:1"}))
+	settings, err := upstreamproxy.FromEnviron(launchenv.Read([]string{"HTTP_PROXY=http://alice:s3cret@127.0.0.1:1", "HTTPS_PROXY=http://alice:s3cret@127.0.0.1:1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestUpstreamProxySaysNothingOfItself(t *testing.T) {
 	t.Cleanup(func() { l.Close() })
 	go corp.Serve(l)
 	env := "http://alice:s3cret@" + l.Addr().String()
-	settings, err := envproxy.FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=" + env, "HTTP_PROXY=" + env}))
+	settings, err := upstreamproxy.FromEnviron(launchenv.Read([]string{"HTTPS_PROXY=" + env, "HTTP_PROXY=" + env}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -105,7 +106,7 @@ func Facts(p Paths, env launchenv.Env, args []string) (sandbox.Launch, error) {
 		// DNS keeps working when resolv.conf is a link into /run (systemd-resolved).
 		if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && target != "/etc/resolv.conf" {
 			for _, d := range l.Masks {
-				if strings.HasPrefix(target, d+"/") {
+				if target != d && subtree.Of(d).Contains(target) {
 					l.Keep = append(l.Keep, target)
 					break
 				}

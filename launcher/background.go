@@ -19,6 +19,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/warden"
 	"golang.org/x/sys/unix"
@@ -134,9 +135,9 @@ func (d *bgDirs) hiddenInside(plan *sandbox.Plan) error {
 	masked := false
 	for _, m := range plan.Mounts {
 		switch {
-		case m.Op == sandbox.OpTmpfs && m.Rule == sandbox.RuleMask && within(base, m.Dest):
+		case m.Op == sandbox.OpTmpfs && m.Rule == sandbox.RuleMask && subtree.Of(m.Dest).Contains(base):
 			masked = true
-		case m.Source != "" && m.Rule != sandbox.RuleRoot && !(m.Rule == sandbox.RuleBackground && m.Source == d.sockets) && (within(base, m.Source) || within(m.Source, base)):
+		case m.Source != "" && m.Rule != sandbox.RuleRoot && !(m.Rule == sandbox.RuleBackground && m.Source == d.sockets) && (subtree.Of(m.Source).Contains(base) || subtree.Of(base).Contains(m.Source)):
 			return fmt.Errorf("background sessions are refused: %s, where the launcher keeps what the sandbox must not reach, overlaps %s, which the sandbox sees (%s)", base, m.Source, m.Rule)
 		}
 	}
@@ -144,11 +145,6 @@ func (d *bgDirs) hiddenInside(plan *sandbox.Plan) error {
 		return fmt.Errorf("background sessions are refused: %s, where the launcher keeps what the sandbox must not reach, is not under one of the sandbox's masks", base)
 	}
 	return nil
-}
-
-// within says whether path is dir or below it.
-func within(path, dir string) bool {
-	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }
 
 // errServiceRuns ends a second service launch for a workspace: not a failure.
@@ -161,20 +157,17 @@ type bgLaunch struct {
 	running *os.File // the service's lock, held while it runs
 }
 
-// startBackground prepares a launch of role r: the plan with the shared
-// socket directory and the warden's view of its siblings; for a client,
-// the service running and its gateway; for the service, its lock (nil
-// when another launch's service runs: nothing to do). A control launch
-// (`claude daemon status`) starts no service, and asks nothing of the API:
-// it keeps a gateway of its own.
+// startBackground prepares a launch of role r: the shared socket
+// directory and the registry of its siblings; for a client, the service
+// running; for the service, its lock (nil when another launch's service
+// runs: nothing to do). A control launch (`claude daemon status`) starts
+// no service, and asks nothing of the API: it keeps a gateway of its own.
 func startBackground(pr *Prepared, r role, env launchenv.Given, stderr io.Writer) (*bgLaunch, error) {
 	d, err := backgroundDirs(pr.Resolved.Workspace())
 	if err != nil {
 		return nil, err
 	}
 	b := &bgLaunch{dirs: d, service: r == serviceLaunch}
-	pr.Launch.Background = &sandbox.Background{SocketDir: d.sockets, UID: os.Getuid(), Service: b.service}
-	pr.Siblings = &warden.Siblings{Shared: d.sockets, Registry: d.registry}
 	if b.service {
 		if b.running, err = lockFile(d.dir, serviceLock, false); err != nil {
 			return nil, fmt.Errorf("cannot start the background service: %w", err)
@@ -186,11 +179,16 @@ func startBackground(pr *Prepared, r role, env launchenv.Given, stderr io.Writer
 		if err := ensureService(d, env, stderr); err != nil {
 			return nil, err
 		}
-		if err := b.adoptGateway(pr); err != nil {
-			return nil, err
-		}
 	}
 	return b, nil
+}
+
+// shared is what the sandbox of b shares with the other sandboxes of its
+// user and workspace: the plan's socket directory, and the warden's view
+// of its siblings.
+func (b *bgLaunch) shared() (*sandbox.Background, *warden.Siblings) {
+	return &sandbox.Background{SocketDir: b.dirs.sockets, UID: os.Getuid(), Service: b.service},
+		&warden.Siblings{Shared: b.dirs.sockets, Registry: b.dirs.registry}
 }
 
 func (b *bgLaunch) close() {
@@ -210,51 +208,50 @@ type gateway struct {
 	Token string `json:"token"`
 }
 
-// publishGateway writes the service's gateway for its clients, in the
+// publishGateway writes the service's gateway g for its clients, in the
 // directory no sandbox sees.
-func (b *bgLaunch) publishGateway(pr *Prepared) error {
+func (b *bgLaunch) publishGateway(g gateway) error {
 	if b == nil || !b.service {
 		return nil
 	}
 	path := filepath.Join(b.dirs.dir, gatewayFile)
-	if pr.Launch.AuthToken == "" {
+	if g.Token == "" {
 		_ = os.Remove(path)
 		return nil
 	}
 	// Replaced whole: a client reading meanwhile, or a service killed
 	// while writing, never leaves half a gateway.
-	data, _ := json.Marshal(gateway{Addr: pr.Launch.AuthAddr, Token: pr.Launch.AuthToken})
+	data, _ := json.Marshal(g)
 	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return fmt.Errorf("cannot start the background service: %w", err)
 	}
 	return nil
 }
 
-// adoptGateway gives a client's sandbox the service's gateway: its session
-// token, and in open mode its credential proxy's address, where the
-// client runs no proxy of its own (in allowlist mode each sandbox has its
-// own at the same address inside).
-func (b *bgLaunch) adoptGateway(pr *Prepared) error {
-	if pr.Launch.AuthToken == "" {
-		return nil
+// adoptGateway is the gateway of a client of the service, given own, the
+// one it would have alone (zero when it proxies no login): the service's
+// session token, and in open mode its credential proxy's address, where
+// the client runs no proxy of its own (shared); in allowlist mode each
+// sandbox has its own at the same address inside.
+func (b *bgLaunch) adoptGateway(own gateway, network string) (g gateway, shared bool, err error) {
+	if own.Token == "" {
+		return own, false, nil
 	}
 	data, err := os.ReadFile(filepath.Join(b.dirs.dir, gatewayFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return errors.New("background sessions are refused: this launch keeps the Claude login outside the sandbox, and the background service running for this workspace does not; stop its sessions (`claude stop`) and start again")
+		return own, false, errors.New("background sessions are refused: this launch keeps the Claude login outside the sandbox, and the background service running for this workspace does not; stop its sessions (`claude stop`) and start again")
 	}
-	var g gateway
+	var service gateway
 	if err == nil {
-		err = json.Unmarshal(data, &g)
+		err = json.Unmarshal(data, &service)
 	}
-	if err != nil || g.Token == "" {
-		return fmt.Errorf("cannot read the background service's gateway: %v", err)
+	if err != nil || service.Token == "" {
+		return own, false, fmt.Errorf("cannot read the background service's gateway: %v", err)
 	}
-	pr.Launch.AuthToken = g.Token
-	if pr.Conf.NetworkMode() != sandbox.NetworkAllowlist {
-		pr.Launch.AuthAddr = g.Addr
-		pr.SharedGateway = true
+	if network == sandbox.NetworkAllowlist {
+		return gateway{Token: service.Token, Addr: own.Addr}, false, nil
 	}
-	return nil
+	return service, true, nil
 }
 
 // lockFile opens name in dir and locks it (flock: released when the

@@ -90,17 +90,26 @@ func (pr *Prepared) forgeServer(stderr io.Writer) *forge.Server {
 	return s
 }
 
-// terminate lets the forge server take the egress proxy's tunnels to its
-// hosts, which it reaches as the proxy would; every push goes through the
-// admin's ref rules (forgepush), and a refused one is recorded in the
-// proxy's denial log.
-func terminate(p *egress.Proxy, s *forge.Server, rules forgepush.Rules) {
-	if p == nil || s == nil {
-		return
+// endForgeTLS lets the forge server take the egress proxy's tunnels to
+// the forge hosts that have a credential, which it reaches as the proxy
+// would; every push goes through the admin's ref rules (forgepush), and a
+// refused one is recorded in the proxy's denial log.
+func (pr *Prepared) endForgeTLS(p *egress.Proxy, stderr io.Writer) error {
+	if p == nil {
+		return nil
+	}
+	s := pr.forgeServer(stderr)
+	if s == nil {
+		return nil
+	}
+	rules, err := pr.Conf.PushRules()
+	if err != nil {
+		return err
 	}
 	s.Dial = p.Open
 	s.Gate = pushGate{gate: forgepush.NewGate(rules), log: p.Log}
 	p.Terminator = s
+	return nil
 }
 
 // pushGate is forgepush's gate as the forge server calls it.

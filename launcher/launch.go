@@ -26,14 +26,14 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/authproxy"
 	"github.com/claude-sandbox/claude-sandbox/doctor"
-	"github.com/claude-sandbox/claude-sandbox/envproxy"
 	"github.com/claude-sandbox/claude-sandbox/forge"
 	"github.com/claude-sandbox/claude-sandbox/host"
+	"github.com/claude-sandbox/claude-sandbox/internal/atomicfile"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
-	"github.com/claude-sandbox/claude-sandbox/warden"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy"
 	"golang.org/x/sys/unix"
 )
 
@@ -84,18 +84,20 @@ type Prepared struct {
 	Upstream   *url.URL              // where the credential proxy sends the login; nil with no Credential
 	// Via is the launching environment's proxy, which the launcher's
 	// proxies go through; nil when neither runs.
-	Via *envproxy.Settings
-	// Siblings are the directories a launch of background sessions shares
-	// with the other sandboxes of its user and workspace; nil otherwise.
-	Siblings *warden.Siblings
-	// SharedGateway says the sandbox reaches Claude's API through the
-	// background service's credential proxy, not one of its own (open
-	// mode): Claude Code's sessions keep the gateway of their client.
-	SharedGateway bool
+	Via *upstreamproxy.Settings
+	// Running is what the plan holds that only a running service or
+	// listener tells: as settle expects it until the launch settles it
+	// (settleRunning). Every plan and resolution reads it with Launch
+	// (facts).
+	Running running
 	// forge is the launch's certificate authority for the forge hosts; nil
 	// without forge lines (ADR 0042).
 	forge *forge.Authority
 }
+
+// facts are the launch's facts with what its services tell: what the
+// sandbox package plans from.
+func (pr *Prepared) facts() sandbox.Launch { return pr.Running.launch(pr.Launch) }
 
 // Prepare checks everything a launch needs and returns the plan, without
 // changing anything. `claude-sandbox argv` prints what it returns.
@@ -104,7 +106,7 @@ func Prepare(p host.Paths, args []string, env launchenv.Given) (*Prepared, error
 	if err != nil {
 		return nil, err
 	}
-	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
+	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.facts(), pr.Resolved)
 	return pr, nil
 }
 
@@ -136,7 +138,7 @@ func settle(p host.Paths, args []string, env launchenv.Given) (*Prepared, error)
 	if err := pr.settleProxies(env.Env); err != nil {
 		return nil, err
 	}
-	if pr.Resolved, err = sandbox.Resolve(c, s, pr.Launch); err != nil {
+	if pr.Resolved, err = sandbox.Resolve(c, s, pr.facts()); err != nil {
 		return nil, err
 	}
 	return pr, nil
@@ -156,15 +158,14 @@ func (pr *Prepared) settleProxies(env launchenv.Env) error {
 		if pr.Upstream, err = upstream(env); err != nil {
 			return err
 		}
-		pr.Launch.AuthToken = authproxy.NewPlaceholder()
 		// The real port is chosen when the launch listens (open mode).
-		pr.Launch.AuthAddr = "127.0.0.1:0"
+		pr.Running.gateway = gateway{Token: authproxy.NewPlaceholder(), Addr: "127.0.0.1:0"}
 	}
 	if pr.forge, pr.Launch.ForgeCA, err = forgeAuthority(pr.Conf); err != nil {
 		return err
 	}
 	if pr.Credential != nil || pr.Conf.NetworkMode() == sandbox.NetworkAllowlist {
-		if pr.Via, err = envproxy.FromEnviron(env); err != nil {
+		if pr.Via, err = upstreamproxy.FromEnviron(env); err != nil {
 			return err
 		}
 	}
@@ -193,7 +194,7 @@ func (pr *Prepared) placeLogin() error {
 	}
 	// Keep made the file the sandbox covers: the plan must see it.
 	var err error
-	pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.Launch)
+	pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.facts())
 	return err
 }
 
@@ -278,17 +279,12 @@ func launch(p host.Paths, args []string, env launchenv.Given, stderr io.Writer, 
 	}
 	defer term.close()
 	stderr = term.messages(stderr)
-	pushRules, err := pr.Conf.PushRules()
-	if err != nil {
-		return 0, err
-	}
 	svc, err := newServices(pr, authL, c.conns, stderr)
 	if err != nil {
 		return 0, err
 	}
-	terminate(svc.egress, pr.forgeServer(stderr), pushRules)
 	defer svc.close()
-	if err := bg.publishGateway(pr); err != nil {
+	if err := bg.publishGateway(pr.Running.gateway); err != nil {
 		return 0, err
 	}
 	<-reserved
@@ -303,9 +299,8 @@ func launch(p host.Paths, args []string, env launchenv.Given, stderr io.Writer, 
 }
 
 // assemble settles what the plan holds that only a running service or
-// listener tells (the background role and its gateway, the credential
-// proxy's port), then assembles the launch's one plan, whose held files
-// must each have one name. The launch owns
+// listener tells (settleRunning), then assembles the launch's one plan
+// from it, whose held files must each have one name. The launch owns
 // what it returns: the background launch (nil for a plain one) and the
 // credential proxy's listener (nil but in open mode).
 func (pr *Prepared) assemble(r role, env launchenv.Given, stderr io.Writer) (bg *bgLaunch, authL net.Listener, err error) {
@@ -318,15 +313,12 @@ func (pr *Prepared) assemble(r role, env launchenv.Given, stderr io.Writer) (bg 
 			bg, authL = nil, nil
 		}
 	}()
-	if r != plainLaunch {
-		if bg, err = startBackground(pr, r, env, stderr); err != nil {
-			return nil, nil, err
-		}
+	var run running
+	if run, bg, authL, err = pr.settleRunning(r, env, stderr); err != nil {
+		return bg, authL, err
 	}
-	if authL, err = listenCredentialProxy(pr); err != nil {
-		return bg, nil, err
-	}
-	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.Launch, pr.Resolved)
+	pr.Running = run
+	pr.Plan = sandbox.Assemble(pr.Conf, pr.Session, pr.facts(), pr.Resolved)
 	if err = heldHaveOneName(pr.Plan); err != nil {
 		return bg, authL, err
 	}
@@ -779,7 +771,7 @@ func (pr *Prepared) makeMountPoints() error {
 		return nil
 	}
 	var err error
-	pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.Launch)
+	pr.Resolved, err = sandbox.Resolve(pr.Conf, pr.Session, pr.facts())
 	return err
 }
 
@@ -802,27 +794,23 @@ func storePoint(p string) error {
 }
 
 // copyFile replaces to with a copy of from, a regular file (not a link)
-// of at most maxCopiedFile bytes, in one rename: a sandbox already running
-// never reads half a copy.
+// of at most maxCopiedFile bytes, readable and writable by the user only
+// (copiedFileMode), as atomicfile replaces a file: a sandbox already
+// running never reads half a copy, a launch that ends at any point leaves
+// the old copy or the new, and a link a session left at to is replaced,
+// never written through.
 func copyFile(from, to string) error {
 	data, err := plainfile.Read(from, plainfile.Limits{Max: maxCopiedFile, Owner: plainfile.AnyOwner})
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(to), filepath.Base(to)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), to)
+	return atomicfile.Write(to, data, copiedFileMode)
 }
+
+// copiedFileMode is a copy's mode, whatever the umask: a repository's
+// config can hold credentials (a remote's URL with a token), and the
+// sandbox writes its own copy.
+const copiedFileMode = 0o600
 
 // maxCopiedFile bounds a repository's config the launch copies into the git
 // store: git's are kilobytes, and the session may have written this one.

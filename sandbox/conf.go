@@ -23,6 +23,7 @@ package sandbox
 import (
 	"bufio"
 	"fmt"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"io"
 	"path/filepath"
 	"slices"
@@ -153,12 +154,12 @@ func (c *Conf) checkCaches() error {
 			return &ConfError{File: c.Source, Line: sc.Line, Msg: fmt.Sprintf("sandbox-cache: %q overlaps %s = %s (line %d); give directories that do not contain each other", sc.Value, what, other.Value, other.Line)}
 		}
 		for _, other := range c.SandboxCache[:i] {
-			if o := strings.TrimSuffix(other.Value, "/"); within(o, rel) || within(rel, o) {
+			if o := strings.TrimSuffix(other.Value, "/"); subtree.Of(o).Contains(rel) || subtree.Of(rel).Contains(o) {
 				return fail("sandbox-cache", other)
 			}
 		}
 		for _, sh := range c.ShareHome {
-			if o := strings.TrimSuffix(sh.Value, "/"); within(o, rel) || within(rel, o) {
+			if o := strings.TrimSuffix(sh.Value, "/"); subtree.Of(o).Contains(rel) || subtree.Of(rel).Contains(o) {
 				return fail("share-home", sh)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/forgepush"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 )
 
 // KeyKind says how a conf key is written.
@@ -278,7 +279,7 @@ func checkCache(v string) error {
 	}
 	rel := strings.TrimSuffix(v, "/")
 	for _, p := range claudeHome {
-		if within(p, rel) || within(rel, p) {
+		if subtree.Of(p).Contains(rel) || subtree.Of(rel).Contains(p) {
 			return fmt.Errorf("%q would hide ~/%s, which the sandbox binds itself", v, p)
 		}
 	}

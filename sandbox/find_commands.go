@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/shellcmd"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"github.com/tailscale/hujson"
 )
 
@@ -209,7 +210,7 @@ func scriptPath(word string) string {
 // program a command starts.
 func projectFile(ws, word string, program bool) (string, bool) {
 	p := projectPath(word, ws)
-	if p == "" || p == ws || !within(ws, p) {
+	if p == "" || p == ws || !subtree.Of(ws).Contains(p) {
 		return "", false
 	}
 	fi, err := os.Lstat(p)
@@ -232,7 +233,7 @@ func programDir(ws, word string) (string, bool) {
 		return "", false
 	}
 	p := projectPath(dir, ws)
-	if p == "" || p == ws || !within(ws, p) {
+	if p == "" || p == ws || !subtree.Of(ws).Contains(p) {
 		return "", false
 	}
 	// A link is held too: the protections follow it to what it leads to.
@@ -282,7 +283,7 @@ func commandPaths(home string, commands []settingsCommand) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {
-		if p != "" && filepath.Clean(p) != claudeDir && within(claudeDir, p) && !seen[p] && !heldInHome(home, p) {
+		if p != "" && filepath.Clean(p) != claudeDir && subtree.Of(claudeDir).Contains(p) && !seen[p] && !heldInHome(home, p) {
 			seen[p] = true
 			out = append(out, p)
 		}
@@ -370,7 +371,7 @@ func settingsCommands(settings map[string]json.RawMessage) []string {
 func heldInHome(home, p string) bool {
 	held := append([]homePath{{rel: ".claude/ide"}}, claudeReadOnly...)
 	for _, h := range append(held, claudeOwnState...) {
-		if within(filepath.Join(home, h.rel), p) {
+		if subtree.Of(filepath.Join(home, h.rel)).Contains(p) {
 			return true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"github.com/tailscale/hujson"
 )
 
@@ -29,7 +30,7 @@ func DerivedProtect(ws string) ([]string, error) {
 		}
 		for _, f := range files {
 			p := filepath.Clean(filepath.Join(filepath.Dir(cfg), f))
-			if p == ws || !within(ws, p) {
+			if p == ws || !subtree.Of(ws).Contains(p) {
 				continue // outside the workspace it is not writable anyway
 			}
 			rel, _ := filepath.Rel(ws, p)

@@ -10,6 +10,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"github.com/claude-sandbox/claude-sandbox/internal/plainfile"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -228,7 +229,7 @@ func outsideStore(ws string, found []foundEntry) []foundEntry {
 	store := filepath.Join(ws, ".claude", "worktrees")
 	var out []foundEntry
 	for _, e := range found {
-		if !within(store, e.path) {
+		if !subtree.Of(store).Contains(e.path) {
 			out = append(out, e)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/shellcmd"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 )
 
 // pythonFix is what a refusal of a Python command asks the user to do.
@@ -48,7 +49,7 @@ func projectImportDirs(ws string, c settingsCommand, cmd shellcmd.Command) ([]st
 		switch {
 		case p == ws:
 			return nil, importRefusal(c.file, c.line, lang, importDirName(d), "a Claude Code started outside runs it in the project's root")
-		case p == "" || !within(ws, p) || !mayHoldPrograms(p):
+		case p == "" || !subtree.Of(ws).Contains(p) || !mayHoldPrograms(p):
 			continue
 		}
 		rel, _ := filepath.Rel(ws, p)
@@ -94,7 +95,7 @@ func homeImportDirs(home string, c settingsCommand, cmd shellcmd.Command) ([]str
 		switch {
 		case p == claudeDir:
 			return nil, importRefusal(c.file, c.line, lang, importDirName(d), "~/.claude is writable inside")
-		case p != "" && within(claudeDir, p) && mayHoldPrograms(p):
+		case p != "" && subtree.Of(claudeDir).Contains(p) && mayHoldPrograms(p):
 			out = append(out, p+"/")
 		}
 	}

@@ -9,25 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestWithin(t *testing.T) {
-	tests := []struct {
-		dir, p string
-		want   bool
-	}{
-		{"/work/proj", "/work/proj", true},
-		{"/work/proj", "/work/proj/.git", true},
-		{"/work/proj", "/work/proj2", false},
-		{"/work/proj", "/work", false},
-		{"/", "/anything", true},
-		{"/work/proj/.git", "/work/proj/.gitignore", false},
-	}
-	for _, tt := range tests {
-		if got := within(tt.dir, tt.p); got != tt.want {
-			t.Errorf("within(%q, %q) = %v, want %v", tt.dir, tt.p, got, tt.want)
-		}
-	}
-}
-
 func TestParseConf(t *testing.T) {
 	in := `# comment
 workspace-root = /work/proj

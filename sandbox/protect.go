@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -290,7 +291,7 @@ const maxLinkHolds = 64
 // heldBy reports whether p is at or below a read-only mount.
 func heldBy(mounts []mount, p string) bool {
 	for _, m := range mounts {
-		if m.kind == readOnly && within(m.path, p) {
+		if m.kind == readOnly && subtree.Of(m.path).Contains(p) {
 			return true
 		}
 	}
@@ -300,7 +301,7 @@ func heldBy(mounts []mount, p string) bool {
 // rootOf returns the root that holds p, or "".
 func rootOf(roots []string, p string) string {
 	for _, r := range roots {
-		if within(r, p) {
+		if subtree.Of(r).Contains(p) {
 			return r
 		}
 	}
@@ -321,14 +322,9 @@ func resolvePrefix(p string) string {
 	}
 }
 
-// within reports whether p is dir or below it.
-func within(dir, p string) bool {
-	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
-}
-
 func underAny(p string, dirs []string) bool {
 	for _, d := range dirs {
-		if within(d, p) {
+		if subtree.Of(d).Contains(p) {
 			return true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
 	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 )
 
 // Resolved is what a plan is assembled from besides the conf and the
@@ -164,7 +165,7 @@ func resolveWorkspace(c *Conf, l Launch) (ws, why string, err error) {
 			return "", "", &ConfError{File: c.Source, Line: c.workspaceLine, Msg: fmt.Sprintf("workspace-root = %s: %v", ws, errors.Unwrap(err))}
 		}
 		ws, why = resolved, fmt.Sprintf("workspace-root in %s:%d", c.Source, c.workspaceLine)
-		if !within(ws, l.Cwd) {
+		if !subtree.Of(ws).Contains(l.Cwd) {
 			return "", "", fmt.Errorf("the working directory %s is outside workspace-root %s (set in %s:%d); start claude from inside it", l.Cwd, ws, c.Source, c.workspaceLine)
 		}
 	default:
@@ -186,7 +187,7 @@ func notWorkspace(ws, home string) string {
 		return "it holds the system or other projects"
 	case underAny(ws, systemDirs):
 		return "it is a system directory"
-	case within(ws, home):
+	case subtree.Of(ws).Contains(home):
 		return fmt.Sprintf("it is your home %s or contains it", home)
 	case strings.HasPrefix(ws, home+"/."):
 		return "it is inside a hidden directory of your home, where shell, git and Claude settings live"
@@ -238,7 +239,7 @@ func (r *Resolved) claudeCommands(home string) error {
 // writable ~/.claude, could be replaced by a file of the session's.
 func linkBelowClaude(home string, p homePath) error {
 	claudeDir := filepath.Join(home, ".claude")
-	for dir := filepath.Join(home, p.rel); dir != claudeDir && within(claudeDir, dir); dir = filepath.Dir(dir) {
+	for dir := filepath.Join(home, p.rel); dir != claudeDir && subtree.Of(claudeDir).Contains(dir); dir = filepath.Dir(dir) {
 		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			rel, _ := filepath.Rel(home, dir)
 			held := "it"

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 )
 
 // What allow-write and allow-write-executable may bind read-write (ADR 0013).
@@ -76,16 +77,16 @@ func (w *writeCheck) defeatsPlaces(resolved string) []string {
 	if resolved == "/" || contains(notWorkspaces, resolved) || underAny(resolved, systemDirs) {
 		why = append(why, "is a system directory")
 	}
-	if within(resolved, w.home) {
+	if subtree.Of(resolved).Contains(w.home) {
 		why = append(why, "is your home or contains it")
 	}
 	for _, h := range append([]string{w.homeOf(resolved)}, w.otherHomes()...) {
-		if h != "" && h != w.home && within(resolved, h) {
+		if h != "" && h != w.home && subtree.Of(resolved).Contains(h) {
 			why = append(why, fmt.Sprintf("is the home %s or contains it", h))
 			break
 		}
 	}
-	if within(resolved, w.ws) {
+	if subtree.Of(resolved).Contains(w.ws) {
 		why = append(why, "is the workspace or contains it")
 	}
 	return why
@@ -96,7 +97,7 @@ func (w *writeCheck) defeatsPlaces(resolved string) []string {
 func (w *writeCheck) defeatsGuards(p, resolved string) []string {
 	var why []string
 	for _, g := range w.userGuards() {
-		if within(resolved, g) || within(g, resolved) {
+		if subtree.Of(resolved).Contains(g) || subtree.Of(g).Contains(resolved) {
 			why = append(why, fmt.Sprintf("exposes %s, which decides how your next shell, login or Claude session starts; no key makes it writable", g))
 		}
 	}
@@ -112,12 +113,12 @@ func (w *writeCheck) defeatsGuards(p, resolved string) []string {
 func (w *writeCheck) defeatsHeld(resolved string) []string {
 	var why []string
 	for _, prot := range w.protect {
-		if pp := filepath.Join(w.ws, strings.TrimSuffix(prot.path, "/")); within(pp, resolved) || within(resolved, pp) {
+		if pp := filepath.Join(w.ws, strings.TrimSuffix(prot.path, "/")); subtree.Of(pp).Contains(resolved) || subtree.Of(resolved).Contains(pp) {
 			why = append(why, fmt.Sprintf("is or holds the protected %s", pp))
 		}
 	}
 	for _, sc := range w.caches {
-		if d := filepath.Join(w.home, strings.TrimSuffix(sc.Value, "/")); within(d, resolved) || within(resolved, d) {
+		if d := filepath.Join(w.home, strings.TrimSuffix(sc.Value, "/")); subtree.Of(d).Contains(resolved) || subtree.Of(resolved).Contains(d) {
 			why = append(why, fmt.Sprintf("is or holds ~/%s, which sandbox-cache (line %d) gives the sandbox its own directory for", sc.Value, sc.Line))
 		}
 	}
@@ -127,11 +128,11 @@ func (w *writeCheck) defeatsHeld(resolved string) []string {
 	}
 	sort.Strings(files)
 	for _, file := range files {
-		if within(resolved, file) {
+		if subtree.Of(resolved).Contains(file) {
 			why = append(why, fmt.Sprintf("holds %s, %s", file, w.product[file]))
 		}
 	}
-	if within(w.ws, resolved) && resolved != w.ws {
+	if subtree.Of(w.ws).Contains(resolved) && resolved != w.ws {
 		// The workspace's own mount and its protections lie over it.
 		why = append(why, "is inside the workspace, which the sandbox writes already")
 	}
@@ -178,7 +179,7 @@ func (w *writeCheck) otherGuard(p string) string {
 		return ""
 	}
 	for _, g := range homeGuards {
-		if hg := filepath.Join(h, g); within(p, hg) || within(hg, p) {
+		if hg := filepath.Join(h, g); subtree.Of(p).Contains(hg) || subtree.Of(hg).Contains(p) {
 			return hg
 		}
 	}
@@ -193,7 +194,7 @@ func (w *writeCheck) otherGuard(p string) string {
 func (w *writeCheck) homeOf(p string) string {
 	best := ""
 	for _, h := range append([]string{w.home, "/root"}, w.otherHomes()...) {
-		if within(h, p) && len(h) > len(best) {
+		if subtree.Of(h).Contains(p) && len(h) > len(best) {
 			best = h
 		}
 	}
@@ -216,12 +217,12 @@ func (w *writeCheck) feedsCodeOut(resolved string) string {
 		return fmt.Sprintf("is in the home %s, whose toolchains, package caches and rc files run outside the sandbox", h)
 	}
 	for _, r := range codeRoots {
-		if within(r.dir, resolved) {
+		if subtree.Of(r.dir).Contains(resolved) {
 			return fmt.Sprintf("is in %s, which %s", r.dir, r.what)
 		}
 	}
 	for _, d := range w.path {
-		if within(d, resolved) || within(resolved, d) {
+		if subtree.Of(d).Contains(resolved) || subtree.Of(resolved).Contains(d) {
 			return fmt.Sprintf("is or holds the append-path directory %s, whose programs run by name", d)
 		}
 	}

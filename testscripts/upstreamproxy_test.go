@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/envproxy/proxytest"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy/proxytest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 

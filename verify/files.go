@@ -11,6 +11,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/host"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -245,7 +246,7 @@ func maskedDirs(f *facts, dirs []string) (string, error) {
 		}
 		var extra []string
 		for _, m := range f.mounts {
-			if m.Point != d && within(d, m.Point) && !f.planned(m, false) {
+			if m.Point != d && subtree.Of(d).Contains(m.Point) && !f.planned(m, false) {
 				extra = append(extra, m.Point)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/envlist"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 )
 
@@ -38,7 +39,7 @@ func homeMounts(f *facts) (string, error) {
 	home := f.launch.launch.Home
 	var names, extra []string
 	for _, m := range f.mounts {
-		if m.Point == home || !within(home, m.Point) {
+		if m.Point == home || !subtree.Of(home).Contains(m.Point) {
 			continue
 		}
 		name := "~/" + strings.TrimPrefix(m.Point, home+"/")

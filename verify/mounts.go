@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/mountinfo"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -77,23 +78,18 @@ func (f *facts) planned(m mountinfo.Mount, writable bool) bool {
 	lv := f.launch
 	for _, pm := range finalMounts(lv.plan) {
 		switch {
-		case (pm.Op == sandbox.OpDev || pm.Op == sandbox.OpProc) && within(pm.Dest, m.Point):
+		case (pm.Op == sandbox.OpDev || pm.Op == sandbox.OpProc) && subtree.Of(pm.Dest).Contains(m.Point):
 			return true
 		case pm.Dest == m.Point && !(writable && pm.Op.ReadOnly()):
 			return true
 		}
 	}
 	ws, ok := f.mountAt(lv.plan.Workspace)
-	if !ok || !within(ws.Point, m.Point) || m.Dev != ws.Dev {
+	if !ok || !subtree.Of(ws.Point).Contains(m.Point) || m.Dev != ws.Dev {
 		return false
 	}
 	rel, _ := filepath.Rel(ws.Point, m.Point)
 	return m.Root == filepath.Join(ws.Root, rel)
-}
-
-// within reports whether p is dir or below it.
-func within(dir, p string) bool {
-	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
 // mountsPrivate: no mount of the sandbox receives mounts from outside or

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -57,7 +58,7 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 	final := finalMounts(f.launch.plan)
 	points := make([]string, 0, len(final))
 	for point := range final {
-		if point != ws && within(ws, point) {
+		if point != ws && subtree.Of(ws).Contains(point) {
 			points = append(points, point)
 		}
 	}
@@ -104,7 +105,7 @@ func protectedPathsReadOnly(f *facts) (string, error) {
 // launcher makes their mount points before it starts the sandbox).
 func appearedLater(plan *sandbox.Plan, m sandbox.Mount) bool {
 	if m.Rule != sandbox.RuleGitStore {
-		return within(plan.Workspace, m.Dest) && madeDuringSession(m.Dest)
+		return subtree.Of(plan.Workspace).Contains(m.Dest) && madeDuringSession(m.Dest)
 	}
 	if m.Dest == layout.InsideRepoConfig {
 		// The repository's configuration as the launch read it: there was

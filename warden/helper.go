@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -243,52 +242,4 @@ func closeAll(fds []int) {
 	for _, fd := range fds {
 		unix.Close(fd)
 	}
-}
-
-// LandlockABI is the Landlock ABI version of the running kernel, 0 without
-// Landlock.
-func LandlockABI() int {
-	abi, _ := Landlock()
-	return abi
-}
-
-// Landlock is the Landlock ABI version of the running kernel and, when it
-// has none, why: the kernel's answer tells a kernel built without Landlock
-// (ENOSYS) from one that has it switched off at boot (EOPNOTSUPP).
-func Landlock() (abi int, why string) {
-	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	switch errno {
-	case 0:
-		return int(v), fmt.Sprintf("the kernel has Landlock ABI %d", v)
-	case unix.ENOSYS:
-		return 0, "the kernel is built without Landlock (ENOSYS)"
-	case unix.EOPNOTSUPP:
-		return 0, "the kernel has Landlock switched off (EOPNOTSUPP: landlock is not in its lsm= boot parameter)"
-	}
-	return 0, fmt.Sprintf("the kernel answers landlock_create_ruleset with %v", errno)
-}
-
-// ScopeABI is the first Landlock ABI that can scope abstract unix sockets
-// (Linux 6.12).
-const ScopeABI = 6
-
-// ScopeAbstractSockets puts the calling thread, and every process it starts
-// from now on, in a Landlock domain of its own that reaches only the
-// abstract unix sockets made inside it. The thread needs no_new_privs.
-func ScopeAbstractSockets() error {
-	if abi, why := Landlock(); abi < ScopeABI {
-		return fmt.Errorf("scoping abstract unix sockets needs Landlock ABI %d (Linux 6.12), and %s", ScopeABI, why)
-	}
-	// struct landlock_ruleset_attr as of ABI 6: handled_access_fs,
-	// handled_access_net, scoped.
-	attr := [3]uint64{0, 0, unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET}
-	rs, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
-	if errno != 0 {
-		return fmt.Errorf("landlock_create_ruleset: %v", errno)
-	}
-	defer unix.Close(int(rs))
-	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, rs, 0, 0); errno != 0 {
-		return fmt.Errorf("landlock_restrict_self: %v", errno)
-	}
-	return nil
 }

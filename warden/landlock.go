@@ -1,6 +1,7 @@
 package warden
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,65 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
+
+// Landlock in the sandbox: the two domains init puts it in, the scope on
+// abstract unix sockets (ADR 0024) and the lock on its files (ADR 0040),
+// and the kernel's ABI, which says whether each can be had.
+
+// LandlockABI is the Landlock ABI version of the running kernel, 0 without
+// Landlock.
+func LandlockABI() int {
+	abi, _ := Landlock()
+	return abi
+}
+
+// Landlock is the Landlock ABI version of the running kernel and, when it
+// has none, why: the kernel's answer tells a kernel built without Landlock
+// (ENOSYS) from one that has it switched off at boot (EOPNOTSUPP).
+func Landlock() (abi int, why string) {
+	v, err := ll.LandlockGetABIVersion()
+	switch {
+	case err == nil:
+		return v, fmt.Sprintf("the kernel has Landlock ABI %d", v)
+	case errors.Is(err, unix.ENOSYS):
+		return 0, "the kernel is built without Landlock (ENOSYS)"
+	case errors.Is(err, unix.EOPNOTSUPP):
+		return 0, "the kernel has Landlock switched off (EOPNOTSUPP: landlock is not in its lsm= boot parameter)"
+	}
+	return 0, fmt.Sprintf("the kernel answers landlock_create_ruleset with %v", err)
+}
+
+// The scope on abstract unix sockets (ADR 0024): init puts the sandbox in
+// a domain that reaches only the abstract unix sockets made inside it, so
+// while it shares the container's abstract names (network = open), the
+// socket helper's connects and sends, made in that domain, reach no
+// other.
+
+// ScopeABI is the first Landlock ABI that can scope abstract unix sockets
+// (Linux 6.12).
+const ScopeABI = 6
+
+// ScopeAbstractSockets puts the calling thread, and every process it starts
+// from now on, in a Landlock domain of its own that reaches only the
+// abstract unix sockets made inside it. The thread needs no_new_privs.
+func ScopeAbstractSockets() error {
+	if abi, why := Landlock(); abi < ScopeABI {
+		return fmt.Errorf("scoping abstract unix sockets needs Landlock ABI %d (Linux 6.12), and %s", ScopeABI, why)
+	}
+	cfg, err := landlock.NewConfig(landlock.ScopedSet(ll.ScopeAbstractUnixSocket))
+	if err != nil {
+		return err
+	}
+	fd, flags, err := cfg.NewRulesetFD()
+	if err != nil {
+		return fmt.Errorf("cannot make the Landlock ruleset scoping abstract unix sockets: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
 
 // The kernel's lock on the sandbox's files (ADR 0040). init puts the
 // sandbox in a Landlock domain that lets it make a name, or open or

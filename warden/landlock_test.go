@@ -1,6 +1,10 @@
 package warden
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -173,4 +177,81 @@ func TestFirstLook(t *testing.T) {
 			t.Errorf("firstLook(%s) = %s, want %s", path, landingNames[got], landingNames[want])
 		}
 	}
+}
+
+// A thread scoped by ScopeAbstractSockets reaches the abstract socket it
+// made itself, and not one made outside its domain (the control: before
+// the scope, the same thread reaches that one).
+func TestScopeAbstractSockets(t *testing.T) {
+	if abi, why := Landlock(); abi < ScopeABI {
+		t.Skipf("needs Landlock ABI %d: %s", ScopeABI, why)
+	}
+	outsideName := fmt.Sprintf("claude-sandbox-scope-outside-%d", os.Getpid())
+	outside, err := listenAbstract(outsideName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(outside)
+	var before, scope, reachOutside, reachInside error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The domain is the thread's: locked and never unlocked, the
+		// thread ends with this goroutine, and no other runs in it.
+		runtime.LockOSThread()
+		before = connectAbstract(outsideName)
+		if scope = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); scope == nil {
+			scope = ScopeAbstractSockets()
+		}
+		if scope != nil {
+			return
+		}
+		reachOutside = connectAbstract(outsideName)
+		insideName := fmt.Sprintf("claude-sandbox-scope-inside-%d", os.Getpid())
+		inside, err := listenAbstract(insideName)
+		if err != nil {
+			reachInside = err
+			return
+		}
+		defer unix.Close(inside)
+		reachInside = connectAbstract(insideName)
+	}()
+	<-done
+	switch {
+	case scope != nil:
+		t.Fatal(scope)
+	case before != nil:
+		t.Fatalf("before the scope, the socket made outside: %v, want reached", before)
+	case !errors.Is(reachOutside, unix.EPERM):
+		t.Errorf("scoped, the socket made outside: %v, want EPERM", reachOutside)
+	case reachInside != nil:
+		t.Errorf("scoped, the socket made inside: %v, want reached", reachInside)
+	}
+}
+
+// listenAbstract listens on the abstract unix socket name.
+func listenAbstract(name string) (int, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err = unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + name}); err == nil {
+		err = unix.Listen(fd, 4)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// connectAbstract connects a new socket to the abstract name, on the
+// calling thread, and closes it.
+func connectAbstract(name string) error {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Connect(fd, &unix.SockaddrUnix{Name: "@" + name})
 }

@@ -31,10 +31,10 @@ var layers = []struct {
 	pkgs []string
 }{
 	{"leaves: one small job each, nothing of the module below them",
-		[]string{"internal/atomicfile", "internal/connlimit", "internal/envlist", "internal/foldname", "internal/launchenv", "internal/gitindex", "internal/hostaddr", "internal/layout", "internal/mountinfo", "internal/namerule", "internal/plainfile", "internal/procstatus", "internal/seccompbpf", "internal/shellcmd", "internal/termtext"}},
+		[]string{"internal/atomicfile", "internal/connlimit", "internal/envlist", "internal/foldname", "internal/launchenv", "internal/gitindex", "internal/hostaddr", "internal/layout", "internal/mountinfo", "internal/namerule", "internal/plainfile", "internal/procstatus", "internal/seccompbpf", "internal/shellcmd", "internal/subtree", "internal/termtext"}},
 	{"parts with one subject each: formats, the proxies' and the warden's engines, the feature's metadata, and test seams",
-		[]string{"jsonc", "templates", "gitconfig", "envproxy", "authproxy", "forge", "forgepush", "warden", "features", "gate", "statusline", "workflows",
-			"internal/layout/layouttest", "envproxy/proxytest", "testscripts/casefs"}},
+		[]string{"jsonc", "templates", "gitconfig", "upstreamproxy", "authproxy", "forge", "forgepush", "warden", "features", "gate", "statusline", "workflows",
+			"internal/layout/layouttest", "upstreamproxy/proxytest", "testscripts/casefs"}},
 	{"the policy as data, the egress proxy, and the feature's packaging",
 		[]string{"sandbox", "egress", "features/packaging"}},
 	{"what reads the host and the policy for the commands: the host's facts, doctor's checks, the git store, promote",
@@ -61,7 +61,7 @@ var forbidden = []struct {
 		"the launcher takes its paths from the layout"},
 	{"verify", []string{"promote", "features"},
 		"the probe that runs inside the sandbox needs the layout and the host's facts, not the feature's build"},
-	{"host", []string{"warden", "egress", "authproxy", "envproxy"},
+	{"host", []string{"warden", "egress", "authproxy", "upstreamproxy"},
 		"the host's facts are read below everything that acts on them"},
 	{"sandbox", []string{"features"},
 		"the policy is data: it builds nothing"},

@@ -1,4 +1,4 @@
-package envproxy
+package upstreamproxy
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claude-sandbox/claude-sandbox/envproxy/proxytest"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
+	"github.com/claude-sandbox/claude-sandbox/upstreamproxy/proxytest"
 )
 
 func TestFromEnviron(t *testing.T) {

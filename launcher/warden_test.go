@@ -36,7 +36,7 @@ func TestServicesTakeThePlansNameRules(t *testing.T) {
 		}
 	}
 	siblings := &warden.Siblings{}
-	pr := &Prepared{Plan: &sandbox.Plan{Workspace: "/w", NameRules: rules}, Launch: sandbox.Launch{Home: t.TempDir()}, Siblings: siblings}
+	pr := &Prepared{Plan: &sandbox.Plan{Workspace: "/w", NameRules: rules}, Launch: sandbox.Launch{Home: t.TempDir()}, Running: running{siblings: siblings}}
 	s, err := newServices(pr, nil, connBounds{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)

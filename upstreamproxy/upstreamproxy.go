@@ -1,11 +1,12 @@
-// Package envproxy is the launching environment's proxy (HTTPS_PROXY,
-// HTTP_PROXY, NO_PROXY and their lower-case forms), for the connections the
-// launcher's own proxies make on the sandbox's behalf: the allowlist proxy's
-// and the credential proxy's. It reads the variables from the environment
+// Package upstreamproxy is the upstream (corporate) proxy the launching
+// environment names (HTTPS_PROXY, HTTP_PROXY, NO_PROXY and their
+// lower-case forms), for the connections the launcher's own proxies make
+// on the sandbox's behalf: the allowlist proxy's and the credential
+// proxy's. It reads the variables from the environment
 // the launcher was given, never from the sandbox, and its errors never name
 // the upstream proxy's address or credentials, because they reach the
 // sandbox as refusals.
-package envproxy
+package upstreamproxy
 
 import (
 	"bufio"
