@@ -99,7 +99,7 @@ func BenchmarkWorkloads(b *testing.B) {
 			}
 			floorCounts := filepath.Join(dir, "floor-"+w.name)
 			floor := func() *exec.Cmd {
-				cmd := underFloorSupervisor(bare(), floorBin, ws, private)
+				cmd := underFloorSupervisor(bare(), floorBin, private)
 				cmd.Env = append(cmd.Env, "CS_BENCH_FLOOR="+floorCounts)
 				return cmd
 			}
@@ -428,10 +428,10 @@ func treeDigest(b *testing.B, dir, name string) string {
 // of the warden's own work. The supervisor's binary is bound into the
 // sandbox's /tmp, where its child locks files as init does, installs the
 // filter and execs the command.
-func underFloorSupervisor(bare *exec.Cmd, floorBin, ws string, private []string) *exec.Cmd {
+func underFloorSupervisor(bare *exec.Cmd, floorBin string, private []string) *exec.Cmd {
 	// bare.Args: bwrap --args 3 -- COMMAND...
 	const inside = "/tmp/.floorsupervisor"
-	args := []string{"serve", ws, strconv.Itoa(len(bare.ExtraFiles)), "--", bare.Path, "--args", "3", "--ro-bind", floorBin, inside, "--", inside, "child", "@SOCK@", strings.Join(private, ","), "--"}
+	args := []string{"serve", strconv.Itoa(len(bare.ExtraFiles)), "--", bare.Path, "--args", "3", "--ro-bind", floorBin, inside, "--", inside, "child", "@SOCK@", strings.Join(private, ","), "--"}
 	cmd := exec.Command(floorBin, append(args, bare.Args[4:]...)...)
 	cmd.Env, cmd.ExtraFiles = bare.Env, bare.ExtraFiles
 	return cmd

@@ -2,7 +2,8 @@ package main
 
 import "golang.org/x/sys/unix"
 
-var calls = map[int]carried{
-	unix.SYS_OPENAT:  {dirfd: 0, path: 1, flags: 2, mode: 3},
-	unix.SYS_MKDIRAT: {dirfd: 0, path: 1, mode: 2, mkdir: true},
+var legacyCalls = map[int]func(a [6]uint64) call{
+	unix.SYS_RENAMEAT: func(a [6]uint64) call {
+		return call{op: "rename", dirfd2: int32(a[0]), path2: a[1], dirfd: int32(a[2]), path: a[3]}
+	},
 }

@@ -1,20 +1,22 @@
 // Command floorsupervisor measures the floor under the warden's cost: the
-// warden's own filter on a bare bwrap's sandbox, answered by a supervisor
-// that checks nothing. A call whose path lies in the workspace is carried
-// out from outside, as the warden carries it out (an open's descriptor
-// installed in the task, a mkdir made and answered); every other call goes
-// on in the kernel (SECCOMP_USER_NOTIF_FLAG_CONTINUE), as a call the
-// sandbox's Landlock domain holds does. What the launcher costs above this
-// is the warden's own work: its reads, walks and checks.
+// warden's own filter and the kernel's lock on a bare bwrap's sandbox,
+// answered by a supervisor that checks nothing. A call on a name that lies
+// on a locked file system goes on in the kernel
+// (SECCOMP_USER_NOTIF_FLAG_CONTINUE), as the warden lets it; any other is
+// carried out from outside, as the warden carries it out (an open's
+// descriptor installed in the task; a mkdir, mknod, symlink, link, rename
+// or truncate made and answered); a socket's call goes on. What the
+// launcher costs above this is the warden's own work: its reads, walks
+// and checks.
 //
-//	floorsupervisor serve WORKSPACE NFDS -- BWRAP ARGS... -- floorsupervisor child @SOCK@ PRIVATE,... -- COMMAND...
+//	floorsupervisor serve NFDS -- BWRAP ARGS... -- floorsupervisor child @SOCK@ PRIVATE,... -- COMMAND...
 //
 // serve passes its descriptors 3 to 3+NFDS-1 on to bwrap at the same
 // numbers, then the child's end of a socket pair, whose number replaces
 // @SOCK@; child, run inside, locks the sandbox's private file systems as
 // init does (warden.LockFiles), installs the warden's filter
-// (warden.Install), sends its listener over that socket and execs the
-// command. With
+// (warden.Install), sends its listener and the locked directories over
+// that socket and execs the command. With
 // CS_BENCH_FLOOR set, serve writes there, once the command has ended, how
 // many calls it answered and its CPU time (nanoseconds): "CALLS CPU".
 package main
@@ -60,11 +62,10 @@ func fail(err error) {
 }
 
 func serve(args []string) (int, error) {
-	if len(args) < 4 || args[2] != "--" {
-		return 0, fmt.Errorf("serve WORKSPACE NFDS -- COMMAND...")
+	if len(args) < 3 || args[1] != "--" {
+		return 0, fmt.Errorf("serve NFDS -- COMMAND...")
 	}
-	ws := args[0]
-	nfds, err := strconv.Atoi(args[1])
+	nfds, err := strconv.Atoi(args[0])
 	if err != nil {
 		return 0, err
 	}
@@ -72,7 +73,7 @@ func serve(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	argv := args[3:]
+	argv := args[2:]
 	for i, a := range argv {
 		if a == "@SOCK@" {
 			argv[i] = strconv.Itoa(3 + nfds)
@@ -88,7 +89,7 @@ func serve(args []string) (int, error) {
 		return 0, err
 	}
 	unix.Close(pair[1])
-	listener, err := receiveFD(pair[0])
+	listener, locked, err := receiveListener(pair[0])
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -98,7 +99,7 @@ func serve(args []string) (int, error) {
 	if _, err := unix.Write(pair[0], []byte{0}); err != nil {
 		return 0, err
 	}
-	go answer(listener, ws)
+	go answer(listener, locked)
 	err = cmd.Wait()
 	if path := os.Getenv("CS_BENCH_FLOOR"); path != "" {
 		var ru unix.Rusage
@@ -127,7 +128,8 @@ func child(args []string) error {
 	}
 	unix.CloseOnExec(sock)
 	runtime.LockOSThread()
-	if _, _, err := warden.LockFiles(strings.Split(args[1], ",")); err != nil {
+	locked, _, err := warden.LockFiles(strings.Split(args[1], ","))
+	if err != nil {
 		return err
 	}
 	listener, err := warden.Install()
@@ -137,7 +139,9 @@ func child(args []string) error {
 	// The filter sends this thread's sendmsg to the listener, which nobody
 	// serves yet: another thread sends it, as init's does.
 	sent := make(chan error)
-	go func() { sent <- unix.Sendmsg(sock, []byte{0}, unix.UnixRights(listener), nil, 0) }()
+	go func() {
+		sent <- unix.Sendmsg(sock, []byte(strings.Join(locked, "\x00")+"\x00"), unix.UnixRights(listener), nil, 0)
+	}()
 	if err := <-sent; err != nil {
 		return err
 	}
@@ -152,21 +156,30 @@ func child(args []string) error {
 	return unix.Exec(path, args[3:], os.Environ())
 }
 
-func receiveFD(sock int) (int, error) {
+// receiveListener receives the child's listener and the directories its
+// Landlock domain grants.
+func receiveListener(sock int) (int, []string, error) {
+	buf := make([]byte, 64<<10)
 	oob := make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(sock, make([]byte, 1), oob, 0)
+	n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, 0)
 	if err != nil {
-		return -1, err
+		return -1, nil, err
 	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 	if err != nil || len(msgs) != 1 {
-		return -1, fmt.Errorf("no descriptor (%v)", err)
+		return -1, nil, fmt.Errorf("no descriptor (%v)", err)
 	}
 	fds, err := unix.ParseUnixRights(&msgs[0])
 	if err != nil || len(fds) != 1 {
-		return -1, fmt.Errorf("no descriptor (%v)", err)
+		return -1, nil, fmt.Errorf("no descriptor (%v)", err)
 	}
-	return fds[0], nil
+	var locked []string
+	for _, d := range strings.Split(string(buf[:n]), "\x00") {
+		if d != "" {
+			locked = append(locked, d)
+		}
+	}
+	return fds[0], locked, nil
 }
 
 // The kernel's seccomp_unotify(2) structures, as the warden declares them.
@@ -208,16 +221,8 @@ func syncWakeUp(listener int) {
 	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), 0x40082104, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 }
 
-// A call the floor may carry out: which of its arguments hold the
-// directory (-1: the working directory), the path, the flags and the mode.
-// Any other trapped call goes on.
-type carried struct {
-	dirfd, path, flags, mode int
-	mkdir                    bool
-}
-
 // answer runs on one thread, as the warden's receiving worker does.
-func answer(listener int, ws string) {
+func answer(listener int, locked []string) {
 	runtime.LockOSThread()
 	for {
 		n := notif{}
@@ -228,25 +233,27 @@ func answer(listener int, ws string) {
 			return
 		}
 		answered.Add(1)
-		c, ok := calls[int(n.nr)]
+		decode, ok := calls[int(n.nr)]
 		if !ok {
 			goOn(listener, n.id)
 			continue
 		}
-		path, err := readPath(int(n.pid), n.args[c.path])
+		c := decode(n.args)
+		t := task{pid: int(n.pid)}
+		path, err := readPath(t.pid, c.path)
 		if err != nil {
+			send(listener, n.id, 0, unix.EFAULT)
+			continue
+		}
+		if t.landsIn(c.dirfd, path, locked) {
 			goOn(listener, n.id)
 			continue
 		}
-		dir := "/proc/" + strconv.Itoa(int(n.pid)) + "/cwd"
-		if c.dirfd >= 0 && int32(n.args[c.dirfd]) != unix.AT_FDCWD {
-			dir = "/proc/" + strconv.Itoa(int(n.pid)) + "/fd/" + strconv.Itoa(int(int32(n.args[c.dirfd])))
+		val, errno := t.carryOut(listener, n.id, c, path)
+		if errno == unix.ENOENT && c.op == "open" && val == -1 {
+			continue // the task is gone
 		}
-		if !inWorkspace(dir, path, ws) {
-			goOn(listener, n.id)
-			continue
-		}
-		carryOut(listener, n, c, dir, path)
+		send(listener, n.id, val, errno)
 	}
 }
 
@@ -255,50 +262,142 @@ func goOn(listener int, id uint64) {
 	ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
 }
 
-// inWorkspace reads the path as the warden's first look does: an absolute
-// path by its text, a relative one by where its directory is.
-func inWorkspace(dir, path, ws string) bool {
+func send(listener int, id uint64, val int64, errno unix.Errno) {
+	r := notifResp{id: id, val: val, error: -int32(errno)}
+	ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+}
+
+// A task is the sandboxed thread whose call the floor carries out.
+type task struct{ pid int }
+
+// dirPath is the /proc link of where a path given with dirfd starts.
+func (t task) dirPath(dirfd int32, path string) string {
+	proc := "/proc/" + strconv.Itoa(t.pid)
+	switch {
+	case filepath.IsAbs(path):
+		return proc + "/root"
+	case dirfd == cwd:
+		return proc + "/cwd"
+	}
+	return proc + "/fd/" + strconv.Itoa(int(dirfd))
+}
+
+// landsIn reads a path as the warden's first look does, by its text: an
+// absolute one as it is, a relative one from where its directory is.
+func (t task) landsIn(dirfd int32, path string, dirs []string) bool {
 	if !filepath.IsAbs(path) {
-		d, err := os.Readlink(dir)
+		d, err := os.Readlink(t.dirPath(dirfd, path))
 		if err != nil {
 			return false
 		}
 		path = filepath.Join(d, path)
 	}
-	return path == ws || strings.HasPrefix(path, ws+"/")
+	for _, d := range dirs {
+		if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
-func carryOut(listener int, n notif, c carried, dir, path string) {
-	d, err := unix.Open(dir, unix.O_PATH|unix.O_CLOEXEC, 0)
+// at opens where path starts; an absolute path is read from the task's
+// root, inside which it resolves (RESOLVE_IN_ROOT).
+func (t task) at(dirfd int32, path string) (base int, rel string, resolve uint64, err error) {
+	base, err = unix.Open(t.dirPath(dirfd, path), unix.O_PATH|unix.O_CLOEXEC, 0)
+	rel = path
+	if filepath.IsAbs(path) {
+		rel, resolve = "."+path, unix.RESOLVE_IN_ROOT
+	}
+	return base, rel, resolve, err
+}
+
+// parent opens the directory that holds path's last name.
+func (t task) parent(dirfd int32, path string) (int, string, error) {
+	base, rel, resolve, err := t.at(dirfd, path)
 	if err != nil {
-		send(listener, n.id, 0, err.(unix.Errno))
-		return
+		return -1, "", err
 	}
-	defer unix.Close(d)
-	mode := uint32(n.args[c.mode]) &^ 0o022
-	if c.mkdir {
-		err := unix.Mkdirat(d, path, mode)
-		send(listener, n.id, 0, errnoOf(err))
-		return
+	defer unix.Close(base)
+	fd, err := unix.Openat2(base, filepath.Dir(rel), &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve})
+	return fd, filepath.Base(rel), err
+}
+
+// carryOut makes the call from outside, with the task's umask taken as 022,
+// and returns what the task's call returns.
+func (t task) carryOut(listener int, id uint64, c call, path string) (int64, unix.Errno) {
+	switch c.op {
+	case "open", "truncate":
+		return t.open(listener, id, c, path)
+	case "symlink":
+		target, err := readPath(t.pid, c.target)
+		if err != nil {
+			return 0, unix.EFAULT
+		}
+		return t.make(c.dirfd, path, func(dir int, name string) error { return unix.Symlinkat(target, dir, name) })
+	case "link", "rename":
+		old, err := readPath(t.pid, c.path2)
+		if err != nil {
+			return 0, unix.EFAULT
+		}
+		oldDir, oldName, err := t.parent(c.dirfd2, old)
+		if err != nil {
+			return 0, errnoOf(err)
+		}
+		defer unix.Close(oldDir)
+		return t.make(c.dirfd, path, func(dir int, name string) error {
+			if c.op == "link" {
+				return unix.Linkat(oldDir, oldName, dir, name, c.flags)
+			}
+			return unix.Renameat2(oldDir, oldName, dir, name, uint(c.flags))
+		})
+	case "mknod":
+		return t.make(c.dirfd, path, func(dir int, name string) error { return unix.Mknodat(dir, name, c.mode&^0o022, int(c.dev)) })
 	}
-	flags := int(n.args[c.flags])
-	fd, err := unix.Openat(d, path, flags|unix.O_CLOEXEC, mode)
+	return t.make(c.dirfd, path, func(dir int, name string) error { return unix.Mkdirat(dir, name, c.mode&^0o022) })
+}
+
+func (t task) make(dirfd int32, path string, act func(dir int, name string) error) (int64, unix.Errno) {
+	dir, name, err := t.parent(dirfd, path)
 	if err != nil {
-		send(listener, n.id, 0, errnoOf(err))
-		return
+		return 0, errnoOf(err)
 	}
-	a := notifAddfd{id: n.id, srcfd: uint32(fd)}
+	defer unix.Close(dir)
+	return 0, errnoOf(act(dir, name))
+}
+
+// open carries out an open, its descriptor installed in the task, or a
+// truncate.
+func (t task) open(listener int, id uint64, c call, path string) (int64, unix.Errno) {
+	base, rel, resolve, err := t.at(c.dirfd, path)
+	if err != nil {
+		return 0, errnoOf(err)
+	}
+	defer unix.Close(base)
+	flags := c.flags
+	if c.op == "truncate" {
+		flags = unix.O_WRONLY
+	}
+	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: resolve}
+	if flags&(unix.O_CREAT|unix.O_TMPFILE) != 0 {
+		how.Mode = uint64(c.mode &^ 0o022)
+	}
+	fd, err := unix.Openat2(base, rel, &how)
+	if err != nil {
+		return 0, errnoOf(err)
+	}
+	defer unix.Close(fd)
+	if c.op == "truncate" {
+		return 0, errnoOf(unix.Ftruncate(fd, c.length))
+	}
+	a := notifAddfd{id: id, srcfd: uint32(fd)}
 	if flags&unix.O_CLOEXEC != 0 {
 		a.newfdFlags = unix.O_CLOEXEC
 	}
 	got, errno := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a))
-	unix.Close(fd)
-	send(listener, n.id, int64(got), errno)
-}
-
-func send(listener int, id uint64, val int64, errno unix.Errno) {
-	r := notifResp{id: id, val: val, error: -int32(errno)}
-	ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+	if errno != 0 {
+		return -1, errno
+	}
+	return int64(got), 0
 }
 
 func errnoOf(err error) unix.Errno {
