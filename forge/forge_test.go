@@ -308,7 +308,9 @@ func (g refusingGate) Check(ctx context.Context, forge http.RoundTripper, repo *
 	if strings.Contains(string(b), "main") {
 		return nil, testRefusal{repo.String(), g.recorded}, nil
 	}
-	return strings.NewReader("checked " + string(b)), nil, nil
+	// A gate forwards the bytes it read: the same length here, in capitals,
+	// so that what the forge gets is seen to be the gate's.
+	return strings.NewReader(strings.ToUpper(string(b))), nil, nil
 }
 
 // TestServerPushGate: a receive-pack request goes through the gate with
@@ -342,7 +344,7 @@ func TestServerPushGate(t *testing.T) {
 	resp.Body.Close()
 	<-gate.got
 	<-f.got
-	if b := <-f.bodies; b != "checked update work" {
+	if b := <-f.bodies; b != "UPDATE WORK" {
 		t.Errorf("the forge got %q", b)
 	}
 }

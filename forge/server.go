@@ -255,10 +255,21 @@ func (hp *hostProxy) gate(w http.ResponseWriter, r *http.Request) bool {
 		refused.WriteResponse(w)
 		return false
 	}
-	r.Body = io.NopCloser(forward)
-	r.Header.Del("Content-Encoding")
-	r.Header.Del("Content-Length")
-	r.ContentLength = -1
+	// What the gate forwards may hold a file (a pack it checked), which the
+	// request's end closes.
+	if rc, ok := forward.(io.ReadCloser); ok {
+		r.Body = rc
+	} else {
+		r.Body = io.NopCloser(forward)
+	}
+	// The gate forwards the bytes it was given: a body as sent keeps its
+	// length (a forge's CGI back end, git http-backend among them, reads
+	// a body by it); a decoded one goes chunked.
+	if r.Header.Get("Content-Encoding") != "" {
+		r.Header.Del("Content-Encoding")
+		r.Header.Del("Content-Length")
+		r.ContentLength = -1
+	}
 	return true
 }
 
