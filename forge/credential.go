@@ -47,6 +47,29 @@ func Find(ctx context.Context, env launchenv.Env, host string) (*Credential, err
 	return Fill(ctx, "git", list, "/", host)
 }
 
+// WithoutActionToken is args with the GitHub Actions job's token, where the
+// job's forge is among forges and its token is one the launcher uses,
+// replaced by placeholder: claude-code-action hands Claude the token in
+// its arguments (its MCP servers' configuration), and the forge's proxy
+// adds it outside instead (ADR 0042). Other arguments are args as given.
+func WithoutActionToken(args []string, env launchenv.Env, forges []string, placeholder string) []string {
+	for _, host := range forges {
+		token, ok := actionToken(env, host)
+		if !ok {
+			continue
+		}
+		if _, err := FromToken(token, "", host); err != nil {
+			return args // not a token the launcher adds
+		}
+		out := make([]string, len(args))
+		for i, a := range args {
+			out[i] = strings.ReplaceAll(a, token, placeholder)
+		}
+		return out
+	}
+	return args
+}
+
 // actionToken is the GitHub Actions job's token, for the forge the job
 // runs on: the runner holds it in the launching environment, which never
 // enters the sandbox.

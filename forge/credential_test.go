@@ -56,3 +56,37 @@ func TestFind(t *testing.T) {
 		t.Errorf("the Action's token went to another forge: %+v", c)
 	}
 }
+
+// TestWithoutActionToken: the job's token in Claude's arguments (inside the
+// MCP configuration claude-code-action passes) becomes the placeholder when
+// the job's forge is among the forges, and only then; a token the launcher
+// would not add (too short) is left, as it is then not the forge's to add.
+func TestWithoutActionToken(t *testing.T) {
+	action := func(token string) launchenv.Env {
+		return launchenv.Read([]string{"GITHUB_ACTIONS=true", "GITHUB_TOKEN=" + token, "GITHUB_SERVER_URL=https://github.com"})
+	}
+	args := []string{"-p", "fix it", "--mcp-config", `{"mcpServers":{"github":{"env":{"GITHUB_PERSONAL_ACCESS_TOKEN":"` + testToken + `"}}}}`}
+	got := WithoutActionToken(args, action(testToken), []string{"gitlab.com", "github.com"}, "PLACEHOLDER")
+	if strings.Contains(strings.Join(got, " "), testToken) || !strings.Contains(got[3], `"GITHUB_PERSONAL_ACCESS_TOKEN":"PLACEHOLDER"`) || got[1] != "fix it" {
+		t.Errorf("with the job's forge named: %q", got)
+	}
+	if args[3] == got[3] {
+		t.Error("the caller's arguments were changed in place, or not at all")
+	}
+	for name, c := range map[string]struct {
+		env    launchenv.Env
+		forges []string
+	}{
+		"the job's forge not named": {action(testToken), []string{"gitlab.com"}},
+		"not in an Action":          {launchenv.Read([]string{"GITHUB_TOKEN=" + testToken}), []string{"github.com"}},
+		"a token too short":         {action("short"), []string{"github.com"}},
+	} {
+		in := args
+		if name == "a token too short" {
+			in = []string{strings.ReplaceAll(args[3], testToken, "short")}
+		}
+		if got := WithoutActionToken(in, c.env, c.forges, "PLACEHOLDER"); strings.Join(got, " ") != strings.Join(in, " ") {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+}

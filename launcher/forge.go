@@ -35,6 +35,19 @@ func forgeAuthority(c *sandbox.Conf) (*forge.Authority, []byte, error) {
 	return a, a.PEM(), nil
 }
 
+// forgeLines are the forges the conf's forge lines name (HOST or
+// HOST:PORT), each once.
+func forgeLines(c *sandbox.Conf) []string {
+	hosts, _ := sandbox.ForgeHosts(c)
+	var out []string
+	for _, h := range hosts {
+		if !h.API {
+			out = append(out, h.Forge)
+		}
+	}
+	return out
+}
+
 // ForgeCredential is what a launch finds for one forge line: the
 // credential, or why there is none.
 type ForgeCredential struct {
@@ -46,17 +59,11 @@ type ForgeCredential struct {
 // FindForgeCredentials finds the credential of each forge line outside
 // (forge.Find), for the launch and doctor.
 func FindForgeCredentials(ctx context.Context, c *sandbox.Conf, env launchenv.Env) []ForgeCredential {
-	hosts, err := sandbox.ForgeHosts(c)
-	if err != nil {
-		return nil
-	}
 	var out []ForgeCredential
-	for _, h := range hosts {
-		if !h.API {
-			fc := ForgeCredential{Forge: h.Forge}
-			fc.Credential, fc.Err = forge.Find(ctx, env, h.Forge)
-			out = append(out, fc)
-		}
+	for _, f := range forgeLines(c) {
+		fc := ForgeCredential{Forge: f}
+		fc.Credential, fc.Err = forge.Find(ctx, env, f)
+		out = append(out, fc)
 	}
 	return out
 }

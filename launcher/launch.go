@@ -164,6 +164,9 @@ func (pr *Prepared) settleProxies(env launchenv.Env) error {
 	if pr.forge, pr.Launch.ForgeCA, err = forgeAuthority(pr.Conf); err != nil {
 		return err
 	}
+	if pr.forge != nil {
+		pr.Launch.Args = forge.WithoutActionToken(pr.Launch.Args, env, forgeLines(pr.Conf), sandbox.ForgePlaceholder)
+	}
 	if pr.Credential != nil || pr.Conf.NetworkMode() == sandbox.NetworkAllowlist {
 		if pr.Via, err = upstreamproxy.FromEnviron(env); err != nil {
 			return err
