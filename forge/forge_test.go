@@ -337,6 +337,38 @@ func TestServerPushGate(t *testing.T) {
 		t.Errorf("a refused push reached the forge: %s", r.URL)
 	default:
 	}
+	// A push in another form a forge's router may fold into the gate's
+	// (a trailing slash, another case, another method, the push's content
+	// type elsewhere) is refused before the forge sees it.
+	for _, req := range []struct{ method, path, ctype string }{
+		{"POST", "/org/repo.git/git-receive-pack/", "application/x-git-receive-pack-request"},
+		{"POST", "/org/repo.git/GIT-RECEIVE-PACK", "application/x-git-receive-pack-request"},
+		{"PUT", "/org/repo.git/git-receive-pack", "application/x-git-receive-pack-request"},
+		{"POST", "/org/repo.git/git-upload-pack", "application/x-git-receive-pack-request"},
+	} {
+		rq, _ := http.NewRequest(req.method, "https://forge.example"+req.path, strings.NewReader("update main"))
+		rq.Header.Set("Content-Type", req.ctype)
+		resp, err := f.client.Do(rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s %s: %d, not refused", req.method, req.path, resp.StatusCode)
+		}
+	}
+	select {
+	case r := <-f.got:
+		t.Errorf("a push in another form reached the forge: %s %s", r.Method, r.URL)
+	default:
+	}
+	adv, err := f.client.Get("https://forge.example/org/repo.git/info/refs?service=git-receive-pack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adv.Body.Close()
+	<-f.got
+	<-f.bodies
 	resp, err = f.client.Post("https://forge.example/org/repo.git/git-receive-pack", "application/x-git-receive-pack-request", strings.NewReader("update work"))
 	if err != nil {
 		t.Fatal(err)

@@ -219,8 +219,22 @@ func (hp *hostProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !hp.gate(w, r) {
 			return
 		}
+	} else if hp.s.Gate != nil && pushInAnotherForm(r) {
+		// A forge may read as a push what the gate would not: a trailing
+		// slash, another case, another method (a router that folds them).
+		http.Error(w, "claude-sandbox: a push goes to the forge only as POST .../git-receive-pack, through the push gate", http.StatusForbidden)
+		return
 	}
 	hp.forward.ServeHTTP(w, r)
+}
+
+// pushInAnotherForm says whether r names receive-pack other than as the
+// gate's one form: its path in any spelling, or a push's content type.
+// The advertisement (GET .../info/refs?service=git-receive-pack) changes
+// nothing and goes on.
+func pushInAnotherForm(r *http.Request) bool {
+	return strings.Contains(strings.ToLower(r.URL.Path), "receive-pack") ||
+		strings.Contains(strings.ToLower(r.Header.Get("Content-Type")), "receive-pack")
 }
 
 // gate runs the push gate on a receive-pack request. It answers the
