@@ -255,3 +255,36 @@ func connectAbstract(name string) error {
 	defer unix.Close(fd)
 	return unix.Connect(fd, &unix.SockaddrUnix{Name: "@" + name})
 }
+
+// TestNamesMovedAreCarriedOut: a rename, a link or a symlink is carried
+// out by the warden wherever it lands, a locked file system too, while a
+// mkdir there goes on (the control): the socket registry and the refusal
+// of mount points keep step with the calls that move names (ADR 0040).
+// Red if any of the three is let go on.
+func TestNamesMovedAreCarriedOut(t *testing.T) {
+	dir := t.TempDir()
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	root, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(root)
+	w := &Warden{locked: map[uint64]bool{st.Dev: true}, private: map[uint64]bool{st.Dev: true}}
+	for _, tc := range []struct {
+		op   op
+		goOn bool
+	}{{opMkdir, true}, {opRename, false}, {opLink, false}, {opSymlink, false}} {
+		start, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &fileCall{req: request{op: tc.op}, path: "name", start: start, start2: -1}
+		if on, _ := w.goesOn(c, &walker{root: root, self: func() (string, string, error) { return "1", "1", nil }}); on != tc.goOn {
+			t.Errorf("op %d on a locked file system: goes on %v, want %v", tc.op, on, tc.goOn)
+		}
+		c.close()
+	}
+}
