@@ -63,11 +63,14 @@ add_list() {
 	list=$2
 	old_ifs=$IFS
 	IFS=,
+	# A pattern's * is the conf's, not the shell's.
+	set -f
 	for item in $list; do
 		item=$(printf '%s' "$item" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
 		[ -n "$item" ] && set_args="$set_args$(printf '%s\n%s' "$flag" "$item")
 "
 	done
+	set +f
 	IFS=$old_ifs
 }
 set_args=
@@ -83,6 +86,7 @@ add_list --forge "${INPUT_FORGE:-}"
 add_list --push-ref "${INPUT_PUSH_REF:-}"
 add_list --push-delete "${INPUT_PUSH_DELETE:-}"
 add_list --push-force "${INPUT_PUSH_FORCE:-}"
+add_list --forge-api "${INPUT_FORGE_API:-}"
 if [ -n "$set_args" ]; then
 	old_ifs=$IFS
 	IFS='

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/connlimit"
+	"github.com/claude-sandbox/claude-sandbox/internal/requesttarget"
 )
 
 // oauthBeta is the anthropic-beta flag the API requires with an OAuth access
@@ -99,7 +100,7 @@ func (s *Server) Serve(l net.Listener) error {
 				apiError(w, http.StatusMethodNotAllowed, "invalid_request_error", "the credential proxy forwards only the API's methods (GET, HEAD, POST, DELETE), not "+r.Method)
 				return
 			}
-			if !PlainTarget(r.RequestURI) {
+			if !requesttarget.Plain(r.RequestURI) {
 				apiError(w, http.StatusBadRequest, "invalid_request_error", "the credential proxy forwards only a plain absolute path under the API's base: segments of letters, digits, - . _ ~ (no empty, . or .. segment), then a query of visible ASCII but # and backslash")
 				return
 			}
@@ -128,73 +129,6 @@ func (s *Server) Serve(l net.Listener) error {
 // that answers TRACE echoes the request back, credential and all, and
 // CONNECT asks a gateway for a tunnel.
 var apiMethods = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodDelete: true}
-
-// PlainTarget reports whether a request's target, as the sandbox sent it,
-// is a plain absolute path, with a query or without: the only form that,
-// joined to the upstream's base, names a resource under that base on that
-// host for every reader. A gateway that resolves the forwarded target as a
-// URL reference (RFC 3986 section 5, Go's url.ResolveReference) or
-// normalises it takes anything else elsewhere, with the credential: an
-// empty segment (//host/x is a network-path reference, /v1//x becomes one
-// after a join or a merge of slashes), a scheme or authority (absolute and
-// authority forms, *), a . or .. segment (raw, encoded, or Tomcat's ..;),
-// a backslash (read as a slash by some), a percent sign that decodes to
-// anything but a letter, digit, - _ or ~ (%2F, %5C, %2e, a second
-// encoding %25), and ; : @ [ ] (path parameters, userinfo, a port, IPv6
-// brackets), which are no part of the API's paths. The query may hold any
-// visible ASCII but # and the backslash; control characters, spaces and non-ASCII bytes
-// are refused everywhere.
-func PlainTarget(target string) bool {
-	path, query, _ := strings.Cut(target, "?")
-	if !strings.HasPrefix(path, "/") {
-		return false
-	}
-	for seg := range strings.SplitSeq(path[1:], "/") {
-		if !plainSegment(seg) {
-			return false
-		}
-	}
-	for i := 0; i < len(query); i++ {
-		if c := query[i]; c <= ' ' || c >= 0x7f || c == '#' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
-
-// plainSegment reports whether one segment of a path is a name: not empty,
-// not only dots, of unreserved characters, and percent escapes of
-// letters, digits, - _ and ~ only.
-func plainSegment(seg string) bool {
-	dots := 0
-	for i := 0; i < len(seg); i++ {
-		c := seg[i]
-		if c == '%' {
-			if i+2 >= len(seg) {
-				return false
-			}
-			d, err := hex.DecodeString(seg[i+1 : i+3])
-			if err != nil || !nameByte(d[0]) {
-				return false
-			}
-			i += 2
-			continue
-		}
-		if c == '.' {
-			dots++
-			continue
-		}
-		if !nameByte(c) {
-			return false
-		}
-	}
-	return seg != "" && dots < len(seg)
-}
-
-// nameByte is an unreserved character of RFC 3986 but the dot.
-func nameByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '~'
-}
 
 // LastError is why the last refresh of a file login failed, nil when it
 // succeeded or none was needed. It waits for a refresh in progress.

@@ -19,9 +19,10 @@ import (
 )
 
 // Denial is one refused destination, one name the warden refused to
-// create (Path), or one ref of a push the forge gate refused (Repo, and
-// Ref, "" for a push refused before its refs were read), stored as JSON
-// under its field names.
+// create (Path), one ref of a push the forge gate refused (Repo, and
+// Ref, "" for a push refused before its refs were read), or one request
+// to a forge host the forge request rules refused (Host and Request),
+// stored as JSON under its field names.
 type Denial struct {
 	Time      time.Time
 	Host      string `json:",omitempty"`
@@ -29,6 +30,7 @@ type Denial struct {
 	Path      string `json:",omitempty"`
 	Repo      string `json:",omitempty"`
 	Ref       string `json:",omitempty"`
+	Request   string `json:",omitempty"`
 	Reason    string
 	Workspace string // where the session ran
 }
@@ -63,6 +65,12 @@ func (l *Log) RecordPath(path, reason string) {
 // stamped now: forgepush.Refusal.Record calls it for each refused ref.
 func (l *Log) RecordPush(repo, ref, reason string) {
 	l.write(Denial{Time: time.Now(), Repo: repo, Ref: ref, Reason: reason, Workspace: l.Workspace})
+}
+
+// RecordRequest appends a refused request (its method and path) to a
+// forge host, stamped now.
+func (l *Log) RecordRequest(host, request, reason string) {
+	l.write(Denial{Time: time.Now(), Host: host, Request: request, Reason: reason, Workspace: l.Workspace})
 }
 
 func (l *Log) write(d Denial) {
@@ -135,6 +143,8 @@ func WriteDenials(w io.Writer, ds []Denial) {
 			dest = strings.TrimSpace("push " + d.Repo + " " + d.Ref)
 		case d.Path != "":
 			dest = d.Path
+		case d.Request != "":
+			dest = "api " + d.Host + " " + d.Request
 		default:
 			dest = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 		}

@@ -116,14 +116,16 @@ func TestWriteDenials(t *testing.T) {
 		{Time: time.Date(2025, 3, 4, 5, 6, 9, 0, time.UTC), Path: "/work/proj/sub/.git", Reason: "git would obey it", Workspace: "/work/proj"},
 		{Time: time.Date(2025, 3, 4, 5, 6, 10, 0, time.UTC), Repo: "https://github.com/o/r", Ref: "refs/heads/main", Reason: "the repository's default branch is not in push-ref", Workspace: "/work/proj"},
 		{Time: time.Date(2025, 3, 4, 5, 6, 11, 0, time.UTC), Repo: "https://github.com/o/r", Reason: "malformed push: signed pushes", Workspace: "/work/proj"},
+		{Time: time.Date(2025, 3, 4, 5, 6, 12, 0, time.UTC), Host: "api.github.com:443", Request: "PUT /repos/o/r/pulls/1/merge", Reason: "not in forge-api", Workspace: "/work/proj"},
 	})
 	want := "" +
-		"TIME                 REFUSED                                      REASON                                              WORKSPACE\n" +
-		"2025-03-04 07:06:07  example.com:443                              not in the allowlist                                /work/proj\n" +
-		"2025-03-04 07:06:08  [::1]:80                                     IP address not in allow-ip                          /work/proj\n" +
-		"2025-03-04 07:06:09  /work/proj/sub/.git                          git would obey it                                   /work/proj\n" +
-		"2025-03-04 07:06:10  push https://github.com/o/r refs/heads/main  the repository's default branch is not in push-ref  /work/proj\n" +
-		"2025-03-04 07:06:11  push https://github.com/o/r                  malformed push: signed pushes                       /work/proj\n"
+		"TIME                 REFUSED                                              REASON                                              WORKSPACE\n" +
+		"2025-03-04 07:06:07  example.com:443                                      not in the allowlist                                /work/proj\n" +
+		"2025-03-04 07:06:08  [::1]:80                                             IP address not in allow-ip                          /work/proj\n" +
+		"2025-03-04 07:06:09  /work/proj/sub/.git                                  git would obey it                                   /work/proj\n" +
+		"2025-03-04 07:06:10  push https://github.com/o/r refs/heads/main          the repository's default branch is not in push-ref  /work/proj\n" +
+		"2025-03-04 07:06:11  push https://github.com/o/r                          malformed push: signed pushes                       /work/proj\n" +
+		"2025-03-04 07:06:12  api api.github.com:443 PUT /repos/o/r/pulls/1/merge  not in forge-api                                    /work/proj\n"
 	if b.String() != want {
 		t.Errorf("WriteDenials wrote\n%s\nwant\n%s", b.String(), want)
 	}
@@ -186,6 +188,17 @@ func TestLogRecordsPushes(t *testing.T) {
 	ds, err := Recent(l.Path, 5)
 	if err != nil || len(ds) != 1 || ds[0].Repo != "https://github.com/o/r" || ds[0].Ref != "refs/heads/x\u202e" || ds[0].Reason != "not in push-ref" {
 		t.Errorf("Recent = %+v (%v), want the push", ds, err)
+	}
+}
+
+// A refused request to a forge's API is recorded with its host and
+// request, and reads back as recorded.
+func TestLogRecordsRequests(t *testing.T) {
+	l := &Log{Path: filepath.Join(t.TempDir(), "denials.log"), Workspace: "/w"}
+	l.RecordRequest("api.github.com:443", "PATCH /repos/o/r/git/refs/heads/main", "not in forge-api")
+	ds, err := Recent(l.Path, 5)
+	if err != nil || len(ds) != 1 || ds[0].Host != "api.github.com:443" || ds[0].Request != "PATCH /repos/o/r/git/refs/heads/main" || ds[0].Reason != "not in forge-api" {
+		t.Errorf("Recent = %+v (%v), want the request", ds, err)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -139,7 +141,7 @@ type forgeFixture struct {
 	client *http.Client
 }
 
-func newFixture(t *testing.T, h http.HandlerFunc, gate PushGate) *forgeFixture {
+func newFixture(t *testing.T, h http.HandlerFunc, gate PushGate, requests ...RequestGate) *forgeFixture {
 	f := &forgeFixture{got: make(chan *http.Request, 8), bodies: make(chan string, 8)}
 	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -164,6 +166,9 @@ func newFixture(t *testing.T, h http.HandlerFunc, gate PushGate) *forgeFixture {
 		},
 		Gate:    gate,
 		RootCAs: roots,
+	}
+	if len(requests) > 0 {
+		s.Requests = requests[0]
 	}
 	// upstream's certificate names example.com; the forge's name here is
 	// forge.example, so the fixture's transport checks that name instead.
@@ -378,5 +383,79 @@ func TestServerPushGate(t *testing.T) {
 	<-f.got
 	if b := <-f.bodies; b != "UPDATE WORK" {
 		t.Errorf("the forge got %q", b)
+	}
+}
+
+// refusingRequests refuses every PATCH, saying what it was asked.
+type refusingRequests struct {
+	asked    chan string
+	recorded *[]string
+}
+
+func (g refusingRequests) Check(api bool, r *http.Request) string {
+	g.asked <- fmt.Sprintf("api=%v %s %s", api, r.Method, r.URL.Path)
+	if r.Method == http.MethodPatch {
+		return r.Method + " " + r.URL.Path + " is not in forge-api"
+	}
+	return ""
+}
+
+func (g refusingRequests) Record(host, request, why string) {
+	*g.recorded = append(*g.recorded, host+" "+request+": "+why)
+}
+
+// TestServerRequestGate: every request but a push is asked of the request
+// gate, with whether its host is an API host; a refused one is answered 403
+// with a JSON message, recorded, and never reaches the forge; one let
+// through reaches it with its body.
+func TestServerRequestGate(t *testing.T) {
+	var recorded []string
+	gate := refusingRequests{asked: make(chan string, 4), recorded: &recorded}
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "done") }, nil, gate)
+	rq, _ := http.NewRequest(http.MethodPatch, "https://forge.example/api/v3/repos/o/r/git/refs/heads/main", strings.NewReader(`{"force":true}`))
+	resp, err := f.client.Do(rq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// The gate answers before the forge's answer is written: what it
+	// was asked is there by now.
+	if a := asked(gate.asked); a != "api=false PATCH /api/v3/repos/o/r/git/refs/heads/main" {
+		t.Errorf("the gate was asked %q", a)
+	}
+	var answer struct{ Message string }
+	if resp.StatusCode != http.StatusForbidden || json.Unmarshal(body, &answer) != nil || !strings.HasSuffix(answer.Message, "PATCH /api/v3/repos/o/r/git/refs/heads/main is not in forge-api") {
+		t.Errorf("a refused request got %d %q", resp.StatusCode, body)
+	}
+	if len(recorded) != 1 || !strings.HasPrefix(recorded[0], "forge.example:") || !strings.HasSuffix(recorded[0], " PATCH /api/v3/repos/o/r/git/refs/heads/main: PATCH /api/v3/repos/o/r/git/refs/heads/main is not in forge-api") {
+		t.Errorf("recorded %q", recorded)
+	}
+	select {
+	case r := <-f.got:
+		t.Errorf("a refused request reached the forge: %s %s", r.Method, r.URL)
+	default:
+	}
+	resp, err = f.client.Post("https://forge.example/api/graphql", "application/json", strings.NewReader(`{"query":"{ viewer { login } }"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if a := asked(gate.asked); a != "api=false POST /api/graphql" {
+		t.Errorf("the gate was asked %q", a)
+	}
+	<-f.got
+	if b := <-f.bodies; b != `{"query":"{ viewer { login } }"}` || resp.StatusCode != http.StatusOK {
+		t.Errorf("a request let through: %d, the forge got %q", resp.StatusCode, b)
+	}
+}
+
+// asked is what the gate was last asked, "" when nothing.
+func asked(c chan string) string {
+	select {
+	case a := <-c:
+		return a
+	default:
+		return ""
 	}
 }

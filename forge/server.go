@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,13 +22,15 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/connlimit"
 )
 
-// Host is one forge host whose TLS the launcher ends: the credential it
-// adds there and how (Basic as git sends it, or Bearer for an API host).
+// Host is one forge host whose TLS the launcher ends, and the credential
+// it adds there: as git sends it (Basic) on a forge's host, as a Bearer
+// token on a forge's API host (API: api.github.com, where the request
+// gate's GitHub API rules hold).
 type Host struct {
 	Name       string
 	Port       int
 	Credential *Credential
-	Bearer     bool
+	API        bool
 }
 
 // Addr is host:port.
@@ -35,7 +38,7 @@ func (h Host) Addr() string { return net.JoinHostPort(h.Name, strconv.Itoa(h.Por
 
 // authorization is the header value the host gets.
 func (h Host) authorization() string {
-	if h.Bearer {
+	if h.API {
 		return "Bearer " + h.Credential.Password
 	}
 	return "Basic " + basic(h.Credential.Username, h.Credential.Password)
@@ -47,6 +50,15 @@ func (h Host) authorization() string {
 // answered and nothing is forwarded.
 type PushGate interface {
 	Check(ctx context.Context, forge http.RoundTripper, repo *url.URL, body io.Reader) (forward io.Reader, refused Refusal, err error)
+}
+
+// RequestGate decides every request but a push before the forge sees it
+// and before the credential is added (package forgeapi): api is the
+// host's Host.API. A non-empty answer refuses the request, saying why; the
+// gate may read the body, and leaves the request the same bytes.
+type RequestGate interface {
+	Check(api bool, r *http.Request) (refused string)
+	Record(host, request, why string)
 }
 
 // Refusal is a push the gate refused: an answer git prints per ref, and
@@ -66,7 +78,8 @@ type Server struct {
 	Authority *Authority
 	Hosts     []Host
 	Dial      Dial
-	Gate      PushGate // nil: pushes go on as they are
+	Gate      PushGate    // nil: pushes go on as they are
+	Requests  RequestGate // nil: every other request goes on as it is
 	// RootCAs are what the forge's certificate is checked against; nil:
 	// the system's.
 	RootCAs *x509.CertPool
@@ -224,8 +237,25 @@ func (hp *hostProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// slash, another case, another method (a router that folds them).
 		http.Error(w, "claude-sandbox: a push goes to the forge only as POST .../git-receive-pack, through the push gate", http.StatusForbidden)
 		return
+	} else if hp.s.Requests != nil {
+		if why := hp.s.Requests.Check(hp.host.API, r); why != "" {
+			hp.s.Requests.Record(hp.host.Addr(), r.Method+" "+r.URL.Path, why)
+			refuseRequest(w, why)
+			return
+		}
 	}
 	hp.forward.ServeHTTP(w, r)
+}
+
+// refuseRequest answers a request the request gate refused as a forge's
+// API answers an error, so gh and the API's clients print the reason.
+func refuseRequest(w http.ResponseWriter, why string) {
+	body, _ := json.Marshal(struct {
+		Message string `json:"message"`
+	}{"claude-sandbox: refused by the forge request rules (forge-api): " + why})
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusForbidden)
+	w.Write(append(body, '\n'))
 }
 
 // pushInAnotherForm says whether r names receive-pack other than as the

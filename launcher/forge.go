@@ -9,6 +9,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/egress"
 	"github.com/claude-sandbox/claude-sandbox/forge"
+	"github.com/claude-sandbox/claude-sandbox/forgeapi"
 	"github.com/claude-sandbox/claude-sandbox/forgepush"
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 	"github.com/claude-sandbox/claude-sandbox/sandbox"
@@ -88,7 +89,7 @@ func (pr *Prepared) forgeServer(stderr io.Writer) *forge.Server {
 	s := &forge.Server{Authority: pr.forge}
 	for _, h := range hosts {
 		if c := creds[h.Forge]; c != nil {
-			s.Hosts = append(s.Hosts, forge.Host{Name: h.Name, Port: h.Port, Credential: c, Bearer: h.API})
+			s.Hosts = append(s.Hosts, forge.Host{Name: h.Name, Port: h.Port, Credential: c, API: h.API})
 		}
 	}
 	if len(s.Hosts) == 0 {
@@ -99,8 +100,9 @@ func (pr *Prepared) forgeServer(stderr io.Writer) *forge.Server {
 
 // endForgeTLS lets the forge server take the egress proxy's tunnels to
 // the forge hosts that have a credential, which it reaches as the proxy
-// would; every push goes through the admin's ref rules (forgepush), and a
-// refused one is recorded in the proxy's denial log.
+// would; every push goes through the admin's ref rules (forgepush), every
+// other request through the forge request rules (forgeapi), and what
+// either refuses is recorded in the proxy's denial log.
 func (pr *Prepared) endForgeTLS(p *egress.Proxy, stderr io.Writer) error {
 	if p == nil {
 		return nil
@@ -113,10 +115,30 @@ func (pr *Prepared) endForgeTLS(p *egress.Proxy, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	apiRules, err := pr.Conf.ForgeAPIRules()
+	if err != nil {
+		return err
+	}
 	s.Dial = p.Open
 	s.Gate = pushGate{gate: forgepush.NewGate(rules), log: p.Log}
+	s.Requests = requestGate{gate: forgeapi.NewGate(apiRules), log: p.Log}
 	p.Terminator = s
 	return nil
+}
+
+// requestGate is forgeapi's gate as the forge server calls it, with the
+// log its refusals are recorded in.
+type requestGate struct {
+	gate *forgeapi.Gate
+	log  *egress.Log // nil: refusals are answered, not recorded
+}
+
+func (g requestGate) Check(api bool, r *http.Request) string { return g.gate.Check(api, r) }
+
+func (g requestGate) Record(host, request, why string) {
+	if g.log != nil {
+		g.log.RecordRequest(host, request, why)
+	}
 }
 
 // pushGate is forgepush's gate as the forge server calls it.

@@ -54,6 +54,7 @@ type Conf struct {
 	PushRef              []Line   // push-ref: ref patterns a push to a forge may create or update
 	PushDelete           []Line   // push-delete: ref patterns a push to a forge may delete
 	PushForce            []Line   // push-force: ref patterns a push to a forge may move to a commit not descending from the old one
+	ForgeAPI             []Line   // forge-api: writes a forge's API may be asked with the user's credential, or ! ones taken away
 	Source               string   // file name used in error messages
 	workspaceLine        int      // line of workspace-root, for error messages
 	seen                 []string // single-valued keys already set

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/forgeapi"
 	"github.com/claude-sandbox/claude-sandbox/forgepush"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostaddr"
 	"github.com/claude-sandbox/claude-sandbox/internal/subtree"
@@ -165,6 +166,12 @@ var confKeys = []ConfKey{
 		lines:   func(c *Conf) *[]Line { return &c.PushForce },
 		Feature: "pushForce", FeatureHelp: "Comma-separated ref patterns a push to a forge may force-push, moving them to a commit that does not descend from the old one (conf push-force); any other update is let through only when git outside proves it a fast-forward. Default: every branch but the default one (refs/heads/*,!HEAD); !refs/* for none.",
 	},
+	{
+		Name: "forge-api", Kind: KeyRepeatable, Arg: "RULE", check: checkForgeAPIRule,
+		Help:    ": a write a forge's API may be asked with the user's credential, METHOD /path/*/route or mutation NAME; ! takes one away (default: open and comment on issues and pull requests on api.github.com)",
+		lines:   func(c *Conf) *[]Line { return &c.ForgeAPI },
+		Feature: "forgeApi", FeatureHelp: "Comma-separated writes the sandbox may send a forge's API with the user's credential (conf forge-api): METHOD /path/*/route (a REST route, * one segment) or mutation NAME (a GraphQL mutation); a leading ! takes one away. Every read and git's own protocol go on without a rule. Default on api.github.com: open and comment on issues and pull requests; none elsewhere.",
+	},
 	{Name: "egress-jail", Kind: KeyRetired, Why: "is the predecessor's key", Instead: "network = allowlist"},
 }
 
@@ -287,6 +294,11 @@ func checkCache(v string) error {
 }
 
 // checkPushPattern takes a ref pattern of the forge gate's.
+func checkForgeAPIRule(v string) error {
+	_, err := forgeapi.ParseRule(v)
+	return err
+}
+
 func checkPushPattern(v string) error {
 	_, err := forgepush.ParsePattern(v)
 	return err

@@ -38,6 +38,7 @@ var policyDocs = []struct {
 	{"../docs/threat-model.md", [][2]string{{"for the\n  folders Claude Code runs or acts on without asking", "which\n  are the workspace's own inside"}}, "ownstate"},
 	{"../docs/threat-model.md", [][2]string{{"So is a link at one of the folders", "with `rm` of the link"}}, "ownstate"},
 	{"../docs/policy.md", [][2]string{{"| variables | why they may enter |", "\n\n"}}, "gitconfig"},
+	{"../docs/policy.md", [][2]string{{"The forge API's default writes", "\n\n## "}}, "forgeapi"},
 	{"../promote/curated/SKILL.md", [][2]string{{"Protected workspace paths are read-only: ", "These hold"}}, "protected"},
 }
 
@@ -53,6 +54,10 @@ func policyLists() map[string]struct {
 	claudeDirName := regexp.MustCompile(`^[a-z][a-z-]+$`) // a folder of ~/.claude, written "~/.claude/" first or not
 	gitName := regexp.MustCompile(`^[a-z][a-z.-]*$`)
 	var protected, gitEntries, gitDir, masked, allow, launcher, never, ownState, carried []string
+	var apiWrites []string
+	for _, w := range forgeAPIWrites {
+		apiWrites = append(apiWrites, w.rule)
+	}
 	for _, g := range gitConfigCarried {
 		carried = append(carried, g.names...)
 	}
@@ -109,6 +114,7 @@ func policyLists() map[string]struct {
 		"never":         {never, nil, envName},
 		"ownstate":      {ownState, nil, claudeDirName},
 		"gitconfig":     {carried, nil, regexp.MustCompile(`^[a-z]+\.[A-Za-z.*]+$`)},
+		"forgeapi":      {apiWrites, nil, regexp.MustCompile(`^(POST|PUT|PATCH|DELETE|mutation) `)},
 	}
 }
 

@@ -437,6 +437,26 @@ var (
 // theirs below the forge's host.
 var forgeAPIHosts = map[string]string{"github.com": "api.github.com"}
 
+// forgeAPIWrites are the writes a session may send the GitHub API
+// (api.github.com) with the user's credential, beside every read and
+// whatever forge-api adds or takes away (ADR 0044): opening and discussing
+// issues and pull requests, as gh and the GitHub Action's tools do. None
+// moves a ref (a branch moves only by a push, through the push rules),
+// changes a repository's settings, runs a workflow, or grants access.
+var forgeAPIWrites = []struct{ rule, why string }{
+	{"POST /repos/*/*/issues", "open an issue"},
+	{"POST /repos/*/*/issues/*/comments", "comment on an issue or a pull request"},
+	{"PATCH /repos/*/*/issues/comments/*", "edit such a comment (the Action's progress comment)"},
+	{"POST /repos/*/*/pulls", "open a pull request from a branch the push rules let be pushed"},
+	{"POST /repos/*/*/pulls/*/comments", "comment on a pull request's lines (the Action's inline comments)"},
+	{"POST /repos/*/*/pulls/*/comments/*/replies", "answer such a comment"},
+	{"PATCH /repos/*/*/pulls/comments/*", "edit such a comment"},
+	{"mutation createIssue", "open an issue (gh issue create)"},
+	{"mutation addComment", "comment on an issue or a pull request (gh issue comment, gh pr comment)"},
+	{"mutation updateIssueComment", "edit such a comment"},
+	{"mutation createPullRequest", "open a pull request (gh pr create)"},
+}
+
 // systemCABundles are where the system keeps its certificate authorities in
 // one file, as Go's crypto/x509 looks for them on Linux.
 var systemCABundles = []string{

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -37,7 +38,10 @@ import (
 // request's headers, the Basic password decoded: an error page that shows
 // what it got. /redirect/PATH answers 302 to PATH on a second, plain http
 // server at $NAME_OTHER_PORT, which appends each request's path and
-// Authorization to $NAME_OTHER_LOG.
+// Authorization to $NAME_OTHER_LOG. /api/... stands for a forge's API
+// below its host (GitHub Enterprise Server's /api/v3, /api/graphql): it
+// appends each request's method, path and body to $NAME_API_LOG and
+// answers 200 {"forge":"answered"}.
 func serveForge(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: serve-forge NAME ROOT")
@@ -96,6 +100,19 @@ func serveForge(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		http.Redirect(w, r, to, http.StatusFound)
 	})
+	apiLog := ts.MkAbs(name + "-api.log")
+	ts.Check(os.WriteFile(apiLog, nil, 0o644))
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		if f, err := os.OpenFile(apiLog, os.O_APPEND|os.O_WRONLY, 0); err == nil {
+			fmt.Fprintf(f, "%s %s %s\n", r.Method, r.URL.Path, body)
+			f.Close()
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, `{"forge":"answered"}`)
+	})
 	mux.Handle("/", backend)
 	secure := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// As GitHub takes a token: the password, under any user name
@@ -123,6 +140,7 @@ func serveForge(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(name+"_BASIC_RE", bracketLast(strings.TrimRight(basicValue, "=")))
 	ts.Setenv(name+"_OTHER_PORT", otherPort)
 	ts.Setenv(name+"_OTHER_LOG", otherLog)
+	ts.Setenv(name+"_API_LOG", apiLog)
 }
 
 // bracketLast is s as a regular expression whose text is not s: its last

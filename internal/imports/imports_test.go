@@ -31,9 +31,9 @@ var layers = []struct {
 	pkgs []string
 }{
 	{"leaves: one small job each, nothing of the module below them",
-		[]string{"internal/atomicfile", "internal/connlimit", "internal/envlist", "internal/foldname", "internal/launchenv", "internal/gitindex", "internal/hostaddr", "internal/layout", "internal/mountinfo", "internal/namerule", "internal/plainfile", "internal/procstatus", "internal/seccompbpf", "internal/shellcmd", "internal/subtree", "internal/termtext"}},
+		[]string{"internal/atomicfile", "internal/connlimit", "internal/envlist", "internal/foldname", "internal/launchenv", "internal/gitindex", "internal/hostaddr", "internal/layout", "internal/mountinfo", "internal/namerule", "internal/plainfile", "internal/procstatus", "internal/requesttarget", "internal/seccompbpf", "internal/shellcmd", "internal/subtree", "internal/termtext"}},
 	{"parts with one subject each: formats, the proxies' and the warden's engines, the feature's metadata, and test seams",
-		[]string{"jsonc", "templates", "gitconfig", "upstreamproxy", "authproxy", "forge", "forgepush", "warden", "features", "gate", "statusline", "workflows",
+		[]string{"jsonc", "templates", "gitconfig", "upstreamproxy", "authproxy", "forge", "forgeapi", "forgepush", "warden", "features", "gate", "statusline", "workflows",
 			"internal/layout/layouttest", "upstreamproxy/proxytest", "testscripts/casefs"}},
 	{"the policy as data, the egress proxy, and the feature's packaging",
 		[]string{"sandbox", "egress", "features/packaging"}},

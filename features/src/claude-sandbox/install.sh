@@ -40,11 +40,14 @@ add_list() {
 	list=$2
 	old_ifs=$IFS
 	IFS=,
+	# A pattern's * is the conf's, not the shell's.
+	set -f
 	for item in $list; do
 		item=$(printf '%s' "$item" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
 		[ -n "$item" ] && set_args="$set_args$(printf '%s\n%s' "$flag" "$item")
 "
 	done
+	set +f
 	IFS=$old_ifs
 }
 set_args=
@@ -60,6 +63,7 @@ add_list --forge "${FORGE:-}"
 add_list --push-ref "${PUSHREF:-}"
 add_list --push-delete "${PUSHDELETE:-}"
 add_list --push-force "${PUSHFORCE:-}"
+add_list --forge-api "${FORGEAPI:-}"
 if [ -n "$set_args" ]; then
 	old_ifs=$IFS
 	IFS='

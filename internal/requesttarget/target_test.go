@@ -1,11 +1,11 @@
-package authproxy_test
+package requesttarget_test
 
 import (
 	"net/url"
 	"strings"
 	"testing"
 
-	"github.com/claude-sandbox/claude-sandbox/authproxy"
+	"github.com/claude-sandbox/claude-sandbox/internal/requesttarget"
 )
 
 // plainTargets are request targets of Claude Code's, and of the API's
@@ -82,11 +82,11 @@ var hostileTargets = []string{
 	"/v1/messages?\x00",     // NUL in the query
 }
 
-func TestPlainTarget(t *testing.T) {
+func TestPlain(t *testing.T) {
 	base, _ := url.Parse("https://api.test/gateway/anthropic/")
 	for _, target := range plainTargets {
-		if !authproxy.PlainTarget(target) {
-			t.Errorf("PlainTarget(%q) = false; it is a plain path under the base", target)
+		if !requesttarget.Plain(target) {
+			t.Errorf("Plain(%q) = false; it is a plain path under the base", target)
 			continue
 		}
 		// A gateway that resolves the joined target as a reference stays
@@ -102,8 +102,8 @@ func TestPlainTarget(t *testing.T) {
 		}
 	}
 	for _, target := range hostileTargets {
-		if authproxy.PlainTarget(target) {
-			t.Errorf("PlainTarget(%q) = true; want it refused", target)
+		if requesttarget.Plain(target) {
+			t.Errorf("Plain(%q) = true; want it refused", target)
 		}
 	}
 }
