@@ -23,7 +23,8 @@ func NewGate(r Rules) *Gate { return &Gate{rules: r} }
 // writes hold. An empty answer lets r go on; any other is why it was
 // refused. Check may read r's body, and then gives r the same bytes.
 //
-// What goes on: a read (GET, HEAD) but a GraphQL mutation sent as one; git's
+// What goes on: a read (GET, HEAD, with no body) but a GraphQL mutation sent
+// as one; git's
 // own protocol on a forge's host (a fetch, LFS's batch and lock requests;
 // a push is the push gate's); a GraphQL request whose every mutation a
 // rule names; and a REST write whose route a rule names. Nothing else:
@@ -35,6 +36,12 @@ func (g *Gate) Check(api bool, r *http.Request) string {
 	}
 	graphQL := isGraphQL(api, r.URL.Path)
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		if r.ContentLength != 0 {
+			// A router may read parameters from any request's body (Rails
+			// parses a JSON body whatever the method): a GraphQL server
+			// could run a mutation in the body of a read.
+			return r.Method + " " + r.URL.Path + ": a read with a body is not sent to a forge"
+		}
 		if graphQL {
 			return g.checkGraphQLQuery(api, r.URL)
 		}

@@ -52,6 +52,11 @@ type request struct {
 func (c request) build() *http.Request {
 	r := httptest.NewRequest(c.method, "https://forge.test"+c.target, strings.NewReader(c.body))
 	for k, v := range c.header {
+		if k == "Transfer-Encoding" {
+			// As net/http reads a chunked body: of unknown length.
+			r.TransferEncoding, r.ContentLength = []string{v}, -1
+			continue
+		}
 		r.Header.Set(k, v)
 	}
 	return r
@@ -68,6 +73,8 @@ func TestCheck(t *testing.T) {
 		{name: "a head", api: true, method: "HEAD", target: "/repos/o/r", ok: true},
 		{name: "a read on the forge", method: "GET", target: "/o/r.git/info/refs?service=git-upload-pack", ok: true},
 		{name: "a read in lower case is no read", api: true, method: "get", target: "/repos/o/r", why: "not in forge-api"},
+		{name: "a read with a body", api: true, method: "GET", target: "/graphql", body: `{"query":"mutation { updateRef(input:{}) { clientMutationId } }"}`, header: map[string]string{"Content-Type": "application/json"}, why: "a read with a body"},
+		{name: "a read with a body of unknown length", api: true, method: "GET", target: "/repos/o/r", body: "x", header: map[string]string{"Transfer-Encoding": "chunked"}, why: "a read with a body"},
 		{name: "OPTIONS is no read", api: true, method: "OPTIONS", target: "/repos/o/r", why: "not in forge-api"},
 
 		// REST writes.
