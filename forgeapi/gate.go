@@ -108,10 +108,13 @@ func segments(u *url.URL) ([]string, string) {
 }
 
 // gitProtocol says whether a request is git's own on a forge's host: a
-// fetch's POST .../git-upload-pack, or LFS's batch and lock requests. None
-// of them moves a ref; the API (/api/...) is no repository.
+// fetch's POST .../git-upload-pack, or git LFS's batch and lock requests
+// and an object's upload where the forge keeps LFS objects itself (PUT
+// .../info/lfs/objects/OID, as Gitea does; GitHub's go to a storage host
+// of their own). None of them moves a ref; the API (/api/...) is no
+// repository.
 func gitProtocol(method string, segs []string) bool {
-	if method != http.MethodPost || strings.EqualFold(segs[0], "api") {
+	if strings.EqualFold(segs[0], "api") {
 		return false
 	}
 	end := func(tail ...string) bool {
@@ -125,11 +128,17 @@ func gitProtocol(method string, segs []string) bool {
 		}
 		return true
 	}
-	return end("git-upload-pack") ||
-		end("info", "lfs", "objects", "batch") ||
-		end("info", "lfs", "locks") ||
-		end("info", "lfs", "locks", "verify") ||
-		end("info", "lfs", "locks", "*", "unlock")
+	switch method {
+	case http.MethodPost:
+		return end("git-upload-pack") ||
+			end("info", "lfs", "objects", "batch") ||
+			end("info", "lfs", "locks") ||
+			end("info", "lfs", "locks", "verify") ||
+			end("info", "lfs", "locks", "*", "unlock")
+	case http.MethodPut:
+		return end("info", "lfs", "objects", "*") && !end("info", "lfs", "objects", "batch")
+	}
+	return false
 }
 
 // mediaType is r's Content-Type without its parameters, lower case, ""

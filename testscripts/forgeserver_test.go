@@ -4,11 +4,13 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -19,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,7 +44,10 @@ import (
 // Authorization to $NAME_OTHER_LOG. /api/... stands for a forge's API
 // below its host (GitHub Enterprise Server's /api/v3, /api/graphql): it
 // appends each request's method, path and body to $NAME_API_LOG and
-// answers 200 {"forge":"answered"}.
+// answers 200 {"forge":"answered"}. REPO.git/info/lfs/... is git LFS's
+// batch API with the basic transfer, as Gitea serves it: objects go up and
+// come down at REPO.git/info/lfs/objects/OID on the forge's own host, and
+// $NAME_LFS holds the stored ones, a file per OID.
 func serveForge(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: serve-forge NAME ROOT")
@@ -113,7 +119,16 @@ func serveForge(ts *testscript.TestScript, neg bool, args []string) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintln(w, `{"forge":"answered"}`)
 	})
-	mux.Handle("/", backend)
+	lfsDir := ts.MkAbs(name + "-lfs")
+	ts.Check(os.MkdirAll(lfsDir, 0o755))
+	lfs := &lfsStandIn{dir: lfsDir}
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if repo, rest, ok := strings.Cut(r.URL.Path, ".git/info/lfs/objects"); ok {
+			lfs.serve(w, r, "https://"+r.Host+repo+".git/info/lfs/objects", rest)
+			return
+		}
+		backend.ServeHTTP(w, r)
+	}))
 	secure := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// As GitHub takes a token: the password, under any user name
 		// (a helper's tester, the Action's x-access-token).
@@ -141,6 +156,7 @@ func serveForge(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(name+"_OTHER_PORT", otherPort)
 	ts.Setenv(name+"_OTHER_LOG", otherLog)
 	ts.Setenv(name+"_API_LOG", apiLog)
+	ts.Setenv(name+"_LFS", lfsDir)
 }
 
 // bracketLast is s as a regular expression whose text is not s: its last
@@ -166,4 +182,76 @@ func forgeCertificates(ts *testscript.TestScript) ([]byte, tls.Certificate) {
 	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, caCert, &key.PublicKey, key)
 	ts.Check(err)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key}
+}
+
+// lfsStandIn is git LFS's batch API and basic transfer over a directory.
+type lfsStandIn struct{ dir string }
+
+var lfsOID = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// serve answers base+rest: /batch, or /OID for an object's PUT or GET.
+func (l *lfsStandIn) serve(w http.ResponseWriter, r *http.Request, base, rest string) {
+	if rest == "/batch" && r.Method == http.MethodPost {
+		l.batch(w, r, base)
+		return
+	}
+	oid := strings.TrimPrefix(rest, "/")
+	if !lfsOID.MatchString(oid) {
+		http.NotFound(w, r)
+		return
+	}
+	path := filepath.Join(l.dir, oid)
+	switch r.Method {
+	case http.MethodPut:
+		body, err := io.ReadAll(r.Body)
+		if err != nil || fmt.Sprintf("%x", sha256.Sum256(body)) != oid {
+			http.Error(w, "the object is not its OID", http.StatusUnprocessableEntity)
+			return
+		}
+		os.WriteFile(path, body, 0o644)
+	case http.MethodGet:
+		http.ServeFile(w, r, path)
+	default:
+		http.Error(w, "no such method", http.StatusMethodNotAllowed)
+	}
+}
+
+func (l *lfsStandIn) batch(w http.ResponseWriter, r *http.Request, base string) {
+	var req struct {
+		Operation string
+		Objects   []struct {
+			OID  string
+			Size int64
+		}
+	}
+	if json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.Error(w, "not a batch request", http.StatusBadRequest)
+		return
+	}
+	type action struct {
+		Href string `json:"href"`
+	}
+	type object struct {
+		OID     string            `json:"oid"`
+		Size    int64             `json:"size"`
+		Actions map[string]action `json:"actions,omitempty"`
+	}
+	answer := struct {
+		Transfer string   `json:"transfer"`
+		Objects  []object `json:"objects"`
+	}{Transfer: "basic"}
+	for _, o := range req.Objects {
+		out := object{OID: o.OID, Size: o.Size}
+		_, err := os.Stat(filepath.Join(l.dir, o.OID))
+		switch {
+		case !lfsOID.MatchString(o.OID):
+		case req.Operation == "upload" && err != nil:
+			out.Actions = map[string]action{"upload": {base + "/" + o.OID}}
+		case req.Operation == "download" && err == nil:
+			out.Actions = map[string]action{"download": {base + "/" + o.OID}}
+		}
+		answer.Objects = append(answer.Objects, out)
+	}
+	w.Header().Set("Content-Type", "application/vnd.git-lfs+json")
+	json.NewEncoder(w).Encode(answer)
 }
