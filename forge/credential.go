@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
@@ -93,6 +94,11 @@ func Fill(ctx context.Context, git string, env []string, dir, host string) (*Cre
 	ctx, cancel := context.WithTimeout(ctx, FillTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, git, "credential", "fill")
+	// At the bound, git and every helper it started die: a helper left
+	// running would hold git's output open, and the launch with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
 	cmd.Dir = dir
 	// No terminal prompt and no askpass program: a launch answers nothing.
 	cmd.Env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=")

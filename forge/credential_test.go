@@ -2,10 +2,13 @@ package forge
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/launchenv"
 )
@@ -88,5 +91,35 @@ func TestWithoutActionToken(t *testing.T) {
 		if got := WithoutActionToken(in, c.env, c.forges, "PLACEHOLDER"); strings.Join(got, " ") != strings.Join(in, " ") {
 			t.Errorf("%s: %q", name, got)
 		}
+	}
+}
+
+// TestFillBounded: a helper that never answers holds neither the launch nor
+// a process: at the bound git and the helper are killed, and Fill says so.
+// (The test's own deadline stands for FillTimeout.)
+func TestFillBounded(t *testing.T) {
+	home := t.TempDir()
+	helper, pidFile := filepath.Join(home, "helper"), filepath.Join(home, "helper.pid")
+	if err := os.WriteFile(helper, []byte("#!/bin/sh\necho $$ > "+pidFile+"\nexec sleep 1000\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[credential]\n\thelper = "+helper+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err := Fill(ctx, "git", []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}, "/", "forge.example")
+	if err == nil || !strings.Contains(err.Error(), "git credential fill gave no answer for forge.example within") {
+		t.Errorf("Fill of a helper that never answers: %v", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	// Reaped or a zombie of git's, which died with it: either is no longer
+	// running.
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(st), ") Z ") {
+		t.Errorf("the helper (pid %d) still runs after Fill returned: %s", pid, st)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // maxPack bounds the pack the gate holds on disk to check a fast-forward:
@@ -137,6 +139,11 @@ func ancestry(ctx context.Context, forge http.RoundTripper, repo *url.URL, dir s
 // environment of its own, and returns what it printed.
 func git(ctx context.Context, dir string, stdin io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitOptions...), args...)...)
+	// When the push ends, git and the programs it started (a fetch's
+	// remote helper) die with it, and none holds its output open.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
 	cmd.Dir = dir
 	cmd.Stdin = stdin
 	cmd.Env = []string{
