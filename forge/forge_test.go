@@ -197,7 +197,8 @@ func newFixture(t *testing.T, h http.HandlerFunc, gate PushGate, requests ...Req
 
 // TestServerCredential: the sandbox's Authorization is dropped and the
 // user's added; the request goes to the named host whatever Host it
-// names, never asking for a part of the answer; the answer's headers and
+// names, never asking for a part of the answer (as Basic on the forge's
+// host, as Bearer on its API below /api/); the answer's headers and
 // body carry the token masked, and no cookie; a redirect
 // comes back as it is, not followed.
 func TestServerCredential(t *testing.T) {
@@ -236,6 +237,21 @@ func TestServerCredential(t *testing.T) {
 	}
 	if strings.Contains(string(body), testToken) || strings.Contains(resp.Header.Get("X-Echo"), "dGVzdGVy") {
 		t.Errorf("the token reached the sandbox: %q, %q", body, resp.Header.Get("X-Echo"))
+	}
+	// The forge's API below its host takes the token as Bearer (GitLab's
+	// takes no Basic); GitLab's own token headers from the sandbox are
+	// dropped like its Authorization.
+	req, _ = http.NewRequest("GET", "https://forge.example/api/v4/user", nil)
+	req.Header.Set("Private-Token", "placeholder")
+	req.Header.Set("Job-Token", "placeholder")
+	if resp, err = f.client.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	r = <-f.got
+	<-f.bodies
+	if r.Header.Get("Authorization") != "Bearer "+testToken || r.Header.Get("Private-Token") != "" || r.Header.Get("Job-Token") != "" {
+		t.Errorf("the forge's API got Authorization %q, Private-Token %q, Job-Token %q", r.Header.Get("Authorization"), r.Header.Get("Private-Token"), r.Header.Get("Job-Token"))
 	}
 	resp, err = f.client.Get("https://forge.example/redirect")
 	if err != nil {

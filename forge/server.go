@@ -36,13 +36,21 @@ type Host struct {
 // Addr is host:port.
 func (h Host) Addr() string { return net.JoinHostPort(h.Name, strconv.Itoa(h.Port)) }
 
-// authorization is the header value the host gets.
-func (h Host) authorization() string {
-	if h.API {
+// authorization is the header value a request to path on the host gets:
+// Bearer on an API host, and on a forge's own host for its API below /api/
+// (GitHub Enterprise Server, Gitea, and GitLab, whose API takes a token
+// as Bearer but not as Basic); Basic, as git sends it, for the rest.
+func (h Host) authorization(path string) string {
+	if h.API || strings.HasPrefix(path, "/api/") {
 		return "Bearer " + h.Credential.Password
 	}
 	return "Basic " + basic(h.Credential.Username, h.Credential.Password)
 }
+
+// sandboxCredentials are the headers that carry a credential the sandbox
+// sends (a placeholder at best): dropped from every request, so the forge
+// reads the user's alone. GitLab takes a token in its own headers too.
+var sandboxCredentials = []string{"Authorization", "Private-Token", "Job-Token"}
 
 // PushGate decides a push before the forge sees it (package forgepush):
 // forge reaches the same forge with the user's credential, repo is the
@@ -165,7 +173,7 @@ func (s *Server) newHostProxy(h Host) *hostProxy {
 					r.Out.Header.Del(k)
 				}
 			}
-			r.Out.Header.Set("Authorization", h.authorization())
+			r.Out.Header.Set("Authorization", h.authorization(r.Out.URL.Path))
 			// The transport asks for gzip and decodes it, so the mask
 			// reads the answer as sent; another coding is refused below.
 			r.Out.Header.Del("Accept-Encoding")
@@ -227,7 +235,9 @@ func (hp *hostProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A WebSocket or h2c switch would leave HTTP, and the mask with it.
 	r.Header.Del("Upgrade")
-	r.Header.Del("Authorization")
+	for _, h := range sandboxCredentials {
+		r.Header.Del(h)
+	}
 	if hp.s.Gate != nil && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
 		if !hp.gate(w, r) {
 			return
@@ -328,7 +338,7 @@ func (c credentialed) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.URL = c.hp.target(r.URL)
 	r.Host = ""
-	r.Header.Set("Authorization", c.hp.host.authorization())
+	r.Header.Set("Authorization", c.hp.host.authorization(r.URL.Path))
 	return c.hp.transport.RoundTrip(r)
 }
 

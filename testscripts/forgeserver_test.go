@@ -130,9 +130,15 @@ func serveForge(ts *testscript.TestScript, neg bool, args []string) {
 		backend.ServeHTTP(w, r)
 	}))
 	secure := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// As GitHub takes a token: the password, under any user name
-		// (a helper's tester, the Action's x-access-token).
-		if _, pw, ok := r.BasicAuth(); !ok || pw != token {
+		// As GitHub takes a token for git: the password, under any user
+		// name (a helper's tester, the Action's x-access-token); as
+		// GitLab's API takes it below /api/: Bearer, never Basic.
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			if r.Header.Get("Authorization") != "Bearer "+token {
+				http.Error(w, "a token is needed", http.StatusUnauthorized)
+				return
+			}
+		} else if _, pw, ok := r.BasicAuth(); !ok || pw != token {
 			w.Header().Set("WWW-Authenticate", `Basic realm="forge"`)
 			http.Error(w, "a token is needed", http.StatusUnauthorized)
 			return
