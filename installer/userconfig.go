@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/layout"
+
+	"golang.org/x/sys/unix"
 )
 
 // planUserConfig links the remote user's ~/.claude and ~/.claude.json into
@@ -128,55 +130,126 @@ func isMountpoint(p string) bool {
 }
 
 // copyTree copies src (a file or a directory tree) to dst, keeping modes,
-// owners and symlinks.
+// owners and symlinks. It runs as root on trees the user (and a session's
+// sandbox, through ~/.claude) can change while it runs, so it works from
+// directory descriptors and never follows a link: a name swapped for a
+// link between a look and an open, on either side, is an error, not a
+// read or a write of what the link names.
 func copyTree(dst, src string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		st := fi.Sys().(*syscall.Stat_t)
-		switch {
-		case fi.IsDir():
-			if err := os.MkdirAll(target, fi.Mode().Perm()); err != nil {
-				return err
-			}
-		case fi.Mode()&os.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			os.Remove(target)
-			if err := os.Symlink(link, target); err != nil {
-				return err
-			}
-		case fi.Mode().IsRegular():
-			if err := copyFile(target, p, fi.Mode().Perm()); err != nil {
-				return err
-			}
-		default:
-			return nil // sockets and devices are not configuration
-		}
-		return os.Lchown(target, int(st.Uid), int(st.Gid))
-	})
+	srcDir, err := unix.Open(filepath.Dir(src), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: filepath.Dir(src), Err: err}
+	}
+	defer unix.Close(srcDir)
+	dstDir, err := unix.Open(filepath.Dir(dst), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: filepath.Dir(dst), Err: err}
+	}
+	defer unix.Close(dstDir)
+	return copyEntry(dstDir, filepath.Base(dst), srcDir, filepath.Base(src), src)
 }
 
-func copyFile(dst, src string, mode os.FileMode) error {
-	in, err := os.Open(src)
+// copyEntry copies the entry name of srcDir to dstName in dstDir; at is
+// its path, for errors. What it makes did not exist, or is the empty
+// share it replaces (shareEmpty).
+func copyEntry(dstDir int, dstName string, srcDir int, name, at string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(srcDir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &fs.PathError{Op: "lstat", Path: at, Err: err}
+	}
+	var err error
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		err = copyDir(dstDir, dstName, srcDir, name, at, st)
+	case unix.S_IFLNK:
+		err = copyLink(dstDir, dstName, srcDir, name, st)
+	case unix.S_IFREG:
+		err = copyRegular(dstDir, dstName, srcDir, name, st)
+	default:
+		return nil // sockets and devices are not configuration
+	}
+	if err != nil {
+		return &fs.PathError{Op: "copy", Path: at, Err: err}
+	}
+	return nil
+}
+
+func copyDir(dstDir int, dstName string, srcDir int, name, at string, st unix.Stat_t) error {
+	if err := unix.Mkdirat(dstDir, dstName, 0o700); err != nil && err != unix.EEXIST {
+		return err
+	}
+	to, err := unix.Openat(dstDir, dstName, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	defer unix.Close(to)
+	from, err := unix.Openat(srcDir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
+	}
+	dir := os.NewFile(uintptr(from), at)
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := copyEntry(to, n, from, n, filepath.Join(at, n)); err != nil {
+			return err
+		}
+	}
+	if err := unix.Fchmod(to, st.Mode&0o777); err != nil {
+		return err
+	}
+	return unix.Fchown(to, int(st.Uid), int(st.Gid))
+}
+
+func copyLink(dstDir int, dstName string, srcDir int, name string, st unix.Stat_t) error {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(srcDir, name, buf)
+	if err != nil {
+		return err
+	}
+	if err := unix.Symlinkat(string(buf[:n]), dstDir, dstName); err != nil {
+		return err
+	}
+	return unix.Fchownat(dstDir, dstName, int(st.Uid), int(st.Gid), unix.AT_SYMLINK_NOFOLLOW)
+}
+
+func copyRegular(dstDir int, dstName string, srcDir int, name string, st unix.Stat_t) error {
+	// O_NONBLOCK: a name swapped for a FIFO does not hold the install.
+	from, err := unix.Openat(srcDir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	in := os.NewFile(uintptr(from), name)
+	defer in.Close()
+	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return errors.New("no longer a regular file")
+	}
+	to, err := unix.Openat(dstDir, dstName, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err == unix.EEXIST {
+		// The empty share file a copy replaces (shareEmpty), never a
+		// link.
+		to, err = unix.Openat(dstDir, dstName, unix.O_WRONLY|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return err
+	}
+	out := os.NewFile(uintptr(to), dstName)
+	if fi, err := out.Stat(); err != nil || !fi.Mode().IsRegular() {
+		out.Close()
+		return errors.New("the copy's name is not a regular file")
 	}
 	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := unix.Fchmod(to, st.Mode&0o777); err != nil {
+		out.Close()
+		return err
+	}
+	if err := unix.Fchown(to, int(st.Uid), int(st.Gid)); err != nil {
 		out.Close()
 		return err
 	}
