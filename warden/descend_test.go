@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/namerule"
 	"golang.org/x/sys/unix"
 )
 
@@ -221,6 +222,43 @@ func BenchmarkWalk(b *testing.B) {
 					r.close()
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkCheckMake checks a new file's name in a directory of the
+// workspace (not the sandbox's own) against rules of a plan's size: the
+// outside names, a named directory's names, a few protected paths.
+//
+//	go test ./warden/ -run '^$' -bench CheckMake -count 5
+func BenchmarkCheckMake(b *testing.B) {
+	ws := b.TempDir()
+	deep := filepath.Join(ws, "src/d07/e3")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	rules := namerule.Rules{InNamedDirs: []namerule.InNamedDir{
+		{Dir: ".git", Names: []string{"hooks", "config", "commondir", "modules", "worktrees"}, Why: "git"},
+		{Dir: ".claude", Names: []string{"settings.json", "settings.local.json"}, Why: "claude"},
+	}}
+	for _, n := range []string{".git", ".mcp.json", ".hg", ".sl", ".jj", "rust-toolchain.toml", ".yarnrc.yml", ".envrc", "mise.toml"} {
+		rules.Outside = append(rules.Outside, namerule.Outside{Name: n, Why: "outside"})
+	}
+	for _, p := range []string{".vscode", ".idea", ".claude/settings.json", ".devcontainer"} {
+		rules.Paths = append(rules.Paths, namerule.Path{Path: filepath.Join(ws, p), Why: "protected"})
+	}
+	w, err := New(-1, Rules{Rules: rules})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir, err := unix.Open(deep, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unix.Close(dir)
+	for b.Loop() {
+		if e := w.checkMake(resolved{dir: dir, name: "f1234.c", file: -1}, false); e != 0 {
+			b.Fatal(e)
 		}
 	}
 }
