@@ -17,7 +17,7 @@ import (
 // device, inode and mount) and name, or the same file, or the same error;
 // and the descent decides only paths that descend without a link, never
 // one the walk refuses. Each case is walked both ways, with and without
-// following a last link.
+// following a last link, and leaves no descriptor open.
 func TestDescendDecidesAsTheWalk(t *testing.T) {
 	root := t.TempDir()
 	for _, d := range []string{"a/b/c", "a/7", "c"} {
@@ -123,6 +123,14 @@ func TestDescendDecidesAsTheWalk(t *testing.T) {
 		onHost("/proc/sys/kernel/x", selfIDs),
 		onHost("proc/mounts", selfIDs),
 	}
+	openFDs := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	before := openFDs()
 	for _, tc := range cases {
 		for _, follow := range []bool{false, true} {
 			name := fmt.Sprintf("%q (follow %v)", tc.path, follow)
@@ -146,12 +154,20 @@ func TestDescendDecidesAsTheWalk(t *testing.T) {
 			} else if err == nil && !sameResolved(viaWalk, want) {
 				t.Errorf("%s: walk gave %s, walkComponents %s", name, describe(viaWalk), describe(want))
 			}
-			for _, r := range []resolved{got, want, viaWalk} {
-				if r.dir >= 0 || r.file >= 0 {
-					r.close()
-				}
+			if ok {
+				got.close()
+			}
+			if wantErr == nil {
+				want.close()
+			}
+			if err == nil {
+				viaWalk.close()
 			}
 		}
+	}
+	// What the descent opened and left to the walk, it closed.
+	if after := openFDs(); after != before {
+		t.Errorf("%d descriptors open after the walks, %d before", after, before)
 	}
 }
 
