@@ -56,10 +56,94 @@ func (r resolved) close() {
 // follow also a last component that is a symbolic link. The last name is
 // returned unresolved, so the caller acts on exactly the name it checked:
 // "." for a path that ends at a directory ("/", "a/..", a link to "/").
+// A path that only descends is resolved by the kernel in one call
+// (descend); any other, or one descend cannot decide, a component at a
+// time (walkComponents).
+func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
+	if r, ok := w.descend(start, path, follow); ok {
+		return r, nil
+	}
+	return w.walkComponents(start, path, follow)
+}
+
+// descend resolves a path that only descends, from start or the root,
+// with one openat2 of its directory: no ".." in its text, no symbolic link
+// on the way (RESOLVE_NO_SYMLINKS: the kernel fails with ELOOP at the
+// first, /proc's among them), ending at a name; mounts are crossed as the
+// walk crosses them. The walk would open the same directories one by one
+// and follow nothing (so count no link against the walker's limit): its
+// result is the walk's. ok is false wherever that may not hold, and the
+// caller walks: a path of one name (nothing to save), "." or ".." as the
+// last name, any error (the walk meets it again, and answers as before), a
+// directory in /proc (whose names the walk treats apart: self, a
+// process's own), and with follow a last name that is a link or cannot be
+// looked at.
+func (w *walker) descend(start int, path string, follow bool) (resolved, bool) {
+	dirPath, name, ok := descent(path)
+	if !ok {
+		return resolved{}, false
+	}
+	from := start
+	if strings.HasPrefix(path, "/") {
+		from = w.root
+	}
+	dir, err := unix.Openat2(from, dirPath, &descendHow)
+	if err != nil {
+		return resolved{}, false
+	}
+	if onProc(dir) || (follow && !plainLast(dir, name)) {
+		unix.Close(dir)
+		return resolved{}, false
+	}
+	return resolved{dir: dir, name: name, file: -1}, true
+}
+
+var descendHow = unix.OpenHow{
+	Flags:   unix.O_PATH | unix.O_CLOEXEC,
+	Resolve: unix.RESOLVE_NO_SYMLINKS,
+}
+
+// descent splits a path that only descends into its directory (relative,
+// without the leading slashes of an absolute path) and its last name; ok
+// is false for any other path, and for a path of one name.
+func descent(path string) (dir, name string, ok bool) {
+	trimmed := strings.TrimRight(path, "/")
+	i := strings.LastIndexByte(trimmed, '/')
+	if i < 0 {
+		return "", "", false
+	}
+	dir, name = strings.TrimLeft(trimmed[:i], "/"), trimmed[i+1:]
+	if dir == "" || name == "." || name == ".." || hasDotDot(dir) {
+		return "", "", false
+	}
+	return dir, name, true
+}
+
+// hasDotDot reports whether a component of the slash-separated p is "..".
+func hasDotDot(p string) bool {
+	for p != "" {
+		c, rest, _ := strings.Cut(p, "/")
+		if c == ".." {
+			return true
+		}
+		p = rest
+	}
+	return false
+}
+
+// plainLast reports whether name in dir is no symbolic link, or missing
+// (to be made): the last name, followed, is then the name itself.
+func plainLast(dir int, name string) bool {
+	var st unix.Stat_t
+	err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	return err == unix.ENOENT || (err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK)
+}
+
+// walkComponents is walk one component at a time, for any path.
 //
 // Complexity: one loop over the components, and one switch over what each
 // step found; the cases are the walk's rules, read best side by side.
-func (w *walker) walk(start int, path string, follow bool) (resolved, error) {
+func (w *walker) walkComponents(start int, path string, follow bool) (resolved, error) {
 	if path == "" {
 		return resolved{}, unix.ENOENT
 	}

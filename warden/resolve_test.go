@@ -330,6 +330,38 @@ func TestRefuse(t *testing.T) {
 	}
 }
 
+// Path rules that share the first components of their paths (every
+// protected path in the workspace starts with the workspace's) part where
+// their paths do: each path is refused by the rule whose path it is at or
+// below, and only leads to the rules whose paths lie below it.
+func TestPathRulesPart(t *testing.T) {
+	w := &Warden{}
+	for _, p := range []string{"/ws/a/b/x", "/ws/a/c/y", "/ws/a/b/z/w"} {
+		w.paths = append(w.paths, pathRule{namerule.Path{Path: p, Why: p}, pathKeys(p)})
+	}
+	for _, tc := range []struct {
+		path, why string
+		onTheWay  bool
+	}{
+		{"/ws/a/b/x", "/ws/a/b/x", false},
+		{"/ws/a/b/x/below", "/ws/a/b/x", false},
+		{"/ws/A/C/Y", "/ws/a/c/y", false},
+		{"/ws/a/b/z/w", "/ws/a/b/z/w", false},
+		{"/ws/a/b/z", "/ws/a/b/z/w", true},
+		{"/ws/a/b", "/ws/a/b/x", true},
+		{"/ws/a/c", "/ws/a/c/y", true},
+		{"/ws/a", "/ws/a/b/x", true},
+		{"/ws/a/d", "", false},
+		{"/ws/a/c/x", "", false},
+		{"/ws/a/b/y", "", false},
+		{"/other/a/b/x", "", false},
+	} {
+		if why, onTheWay := w.underPathRule(tc.path); why != tc.why || onTheWay != tc.onTheWay {
+			t.Errorf("underPathRule(%s) = %q, %v; want %q, %v", tc.path, why, onTheWay, tc.why, tc.onTheWay)
+		}
+	}
+}
+
 // A path is read from the task's memory up to its NUL, across pages, and
 // never from a page past it: in three readable pages followed by one the
 // task cannot read (this test's own memory, read as a task's).

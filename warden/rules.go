@@ -340,7 +340,10 @@ type pathView struct {
 }
 
 // step is the view of the entry whose key is key in the directory v is
-// the view of.
+// the view of. A view's rules are never changed once made: while every
+// rule of v's lies below key too (the workspace's own path, which every
+// protected path in it starts with), the new view shares v's, and none
+// is copied at every component of every path checked.
 func (w *Warden) step(v pathView, key string) pathView {
 	if v.why != "" {
 		return v
@@ -349,15 +352,24 @@ func (w *Warden) step(v pathView, key string) pathView {
 	if v.depth > 0 {
 		out.why = w.namedWhy(v.last, key)
 	}
-	for _, r := range v.through {
+	all := true // every rule of v's so far lies below key
+	for i, r := range v.through {
 		if !foldname.SameKey(r.keys[v.depth], key) {
+			if all {
+				out.through, all = slices.Clone(v.through[:i]), false
+			}
 			continue
 		}
 		if len(r.keys) == out.depth {
 			out.why = r.Why
 			return out
 		}
-		out.through = append(out.through, r)
+		if !all {
+			out.through = append(out.through, r)
+		}
+	}
+	if all {
+		out.through = v.through
 	}
 	if out.why != "" {
 		out.through = nil
