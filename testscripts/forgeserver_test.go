@@ -123,8 +123,8 @@ func serveForge(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.MkdirAll(lfsDir, 0o755))
 	lfs := &lfsStandIn{dir: lfsDir}
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if repo, rest, ok := strings.Cut(r.URL.Path, ".git/info/lfs/objects"); ok {
-			lfs.serve(w, r, "https://"+r.Host+repo+".git/info/lfs/objects", rest)
+		if repo, rest, ok := strings.Cut(r.URL.Path, ".git/info/lfs/"); ok {
+			lfs.serve(w, r, "https://"+r.Host+repo+".git/info/lfs/", rest)
 			return
 		}
 		backend.ServeHTTP(w, r)
@@ -195,14 +195,17 @@ type lfsStandIn struct{ dir string }
 
 var lfsOID = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// serve answers base+rest: /batch, or /OID for an object's PUT or GET.
+// serve answers base+rest: objects/batch, or objects/OID for an object's
+// PUT or GET; anything else (the locking API) is not found, which git-lfs
+// takes for a forge without locks.
 func (l *lfsStandIn) serve(w http.ResponseWriter, r *http.Request, base, rest string) {
-	if rest == "/batch" && r.Method == http.MethodPost {
+	base += "objects"
+	if rest == "objects/batch" && r.Method == http.MethodPost {
 		l.batch(w, r, base)
 		return
 	}
-	oid := strings.TrimPrefix(rest, "/")
-	if !lfsOID.MatchString(oid) {
+	oid, ok := strings.CutPrefix(rest, "objects/")
+	if !ok || !lfsOID.MatchString(oid) {
 		http.NotFound(w, r)
 		return
 	}
