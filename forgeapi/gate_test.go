@@ -111,6 +111,8 @@ func TestCheck(t *testing.T) {
 		{name: "a method override on a read", api: true, method: "GET", target: "/repos/o/r", header: map[string]string{"X-Method-Override": "DELETE"}, why: "another method"},
 		{name: "a method override parameter", api: true, method: "POST", target: "/repos/o/r/issues?_method=DELETE", why: "_method"},
 		{name: "an escaped method override parameter", api: true, method: "POST", target: "/repos/o/r/issues?%5FMETHOD=DELETE", why: "_method"},
+		{name: "a method override parameter after a semicolon", api: true, method: "POST", target: "/repos/o/r/issues?x=1;_method=DELETE", why: "_method"},
+		{name: "a search for the word", api: true, method: "GET", target: "/search/code?q=_method", ok: true},
 		{name: "a form body", api: true, method: "POST", target: "/repos/o/r/issues", body: "_method=DELETE", header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, why: "form body"},
 		{name: "a multipart body", api: true, method: "POST", target: "/repos/o/r/issues", header: map[string]string{"Content-Type": "multipart/form-data; boundary=x"}, why: "form body"},
 		{name: "a type that does not parse", api: true, method: "POST", target: "/repos/o/r/issues", header: map[string]string{"Content-Type": "application/x-www-form-urlencoded;;"}, why: "does not parse"},
