@@ -63,14 +63,11 @@ add_list() {
 	list=$2
 	old_ifs=$IFS
 	IFS=,
-	# A pattern's * is the conf's, not the shell's.
-	set -f
 	for item in $list; do
 		item=$(printf '%s' "$item" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
 		[ -n "$item" ] && set_args="$set_args$(printf '%s\n%s' "$flag" "$item")
 "
 	done
-	set +f
 	IFS=$old_ifs
 }
 set_args=

@@ -33,7 +33,7 @@ func (g *Gate) Check(api bool, r *http.Request) string {
 	if why := overridden(r); why != "" {
 		return why
 	}
-	graphQL := isGraphQL(api, r.URL.Path)
+	graphQL := strings.EqualFold(r.URL.Path, graphQLPath(api))
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		if r.ContentLength != 0 {
 			// A router may read parameters from any request's body (Rails
@@ -50,7 +50,10 @@ func (g *Gate) Check(api bool, r *http.Request) string {
 	if why != "" {
 		return r.Method + " " + r.URL.EscapedPath() + ": " + why
 	}
-	if graphQL && r.Method == http.MethodPost {
+	if graphQL {
+		if r.Method != http.MethodPost || r.URL.Path != graphQLPath(api) {
+			return r.Method + " " + r.URL.Path + " is not in forge-api: GraphQL is sent only as POST " + graphQLPath(api)
+		}
 		return g.checkGraphQLBody(api, r)
 	}
 	if !api && gitProtocol(r.Method, segs) {
@@ -92,15 +95,15 @@ func overridden(r *http.Request) string {
 	return ""
 }
 
-// isGraphQL says whether path is the host's GraphQL endpoint: /graphql on
-// the GitHub API's host, /api/graphql on a forge's (GitHub Enterprise
-// Server, GitLab). Another spelling is no GraphQL endpoint to the gate, so
-// a write to it needs a REST rule, which names no such route.
-func isGraphQL(api bool, path string) bool {
+// graphQLPath is the host's GraphQL endpoint: /graphql on the GitHub API's
+// host, /api/graphql on a forge's (GitHub Enterprise Server, GitLab). The
+// gate takes it in any case for the endpoint, so that no REST rule
+// covers it in a spelling a router may fold.
+func graphQLPath(api bool) string {
 	if api {
-		return path == "/graphql"
+		return "/graphql"
 	}
-	return path == "/api/graphql"
+	return "/api/graphql"
 }
 
 // segments are the path's segments, decoded, or why the path is refused:

@@ -65,7 +65,9 @@ func (c request) build() *http.Request {
 func TestCheck(t *testing.T) {
 	gate := NewGate(Rules{
 		Defaults: mustRules(t, githubDefaults...),
-		Admin:    mustRules(t, "POST /api/v4/projects/*/merge_requests", "mutation createNote", "!POST /repos/*/*/pulls"),
+		// POST /graphql names the endpoint as a route: no spelling of it
+		// may skip the GraphQL reading.
+		Admin: mustRules(t, "POST /api/v4/projects/*/merge_requests", "mutation createNote", "!POST /repos/*/*/pulls", "POST /graphql", "PUT /graphql"),
 	})
 	cases := []request{
 		// Reads.
@@ -166,6 +168,8 @@ func TestCheck(t *testing.T) {
 		{name: "a query in a read", api: true, method: "GET", target: "/graphql?query=%7B+viewer+%7B+login+%7D+%7D", ok: true},
 		{name: "two queries in a read", api: true, method: "GET", target: "/graphql?query=%7Bx%7D&QUERY=%7By%7D", why: "more than one"},
 		{name: "GraphQL in another spelling", api: true, method: "POST", target: "/graphql/", body: graphQL(`mutation { addComment(input:{}) { clientMutationId } }`), why: "sent only plain"},
+		{name: "GraphQL by another method", api: true, method: "PUT", target: "/graphql", body: graphQL(`mutation { updateRef(input:{}) { clientMutationId } }`), why: "not in forge-api"},
+		{name: "a mutation in a read in capitals", api: true, method: "GET", target: "/GRAPHQL?query=mutation+%7B+updateRef(input:%7B%7D)+%7B+clientMutationId+%7D+%7D", why: "updateRef"},
 		{name: "GraphQL in capitals", api: true, method: "POST", target: "/GraphQL", body: graphQL(`mutation { addComment(input:{}) { clientMutationId } }`), why: "not in forge-api"},
 	}
 	for _, c := range cases {
